@@ -30,6 +30,7 @@ from .objective_perturbation import objective_perturbation
 from .output_perturbation import output_perturbation_gd
 from .regularizers import get_regularizer
 from .result import SolverResult
+from .seeding import DeterministicSeedWarning
 
 __all__ = [
     "dp_gd",
@@ -46,6 +47,7 @@ __all__ = [
     "DPLinearRegression",
     "SOLVERS",
     "SolverResult",
+    "DeterministicSeedWarning",
     "get_loss",
     "get_regularizer",
     "get_constraint",

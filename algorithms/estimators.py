@@ -22,6 +22,9 @@ Privacy-relevant conventions (all documented on the classes):
   otherwise ``classes_ = unique(y)`` (the label *set* is then taken from the data, as scikit-learn
   does; pass ``classes`` to avoid that). ``classes_[0] → −1``, ``classes_[1] → +1``.
 * ``epsilon=math.inf`` runs the same solver with the noise off and reports ε = inf.
+* **Randomness**: ``random_state=None`` (default) draws fresh OS entropy; an int seed is for tests
+  only (the fit is then a deterministic function of the data) and warns
+  (:class:`~algorithms.seeding.DeterministicSeedWarning`).
 
 After ``fit``: ``coef_``, ``intercept_``, ``privacy_`` (``dpcore.PrivacyResult``: ``.epsilon``,
 ``.delta``, ``.relation`` — the solver's neighbouring relation: replace-one, except DP-SGD with
@@ -48,6 +51,7 @@ from .dp_sgd import dp_sgd
 from .dp_svrg import dp_svrg, dp_svrg_pp
 from .objective_perturbation import objective_perturbation
 from .output_perturbation import output_perturbation_gd
+from .seeding import warn_if_fixed_seed
 
 __all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SOLVERS"]
 
@@ -157,6 +161,7 @@ class _DPLinearModel(_Base):
             X = np.hstack([X, np.full((X.shape[0], 1), c)])
             bound = math.nextafter(math.sqrt(R * R + c * c), math.inf)
         solver = self._solver_fn()
+        warn_if_fixed_seed(self.random_state, type(self).__name__)
         accepted = inspect.signature(solver).parameters
         kwargs = dict(self.solver_params or {})
         kwargs.update({k: v for k, v in extra.items() if k in accepted})  # e.g. clip_norm: gradient solvers only
@@ -206,7 +211,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     classes : array-like of two labels, optional
         Public label set; default ``unique(y)``.
     random_state : None, int or numpy.random.Generator
-        Seed of the solver's noise.
+        Source of the solver's noise. ``None`` (default): fresh OS entropy, as a private release
+        needs. An int seed makes ``fit`` a deterministic function of the data — NOT private; for
+        tests only, and it emits :class:`~algorithms.seeding.DeterministicSeedWarning`.
     solver_params : dict, optional
         Extra keyword arguments of the solver (e.g. ``{"epochs": 20}``).
     """
@@ -215,7 +222,7 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
 
     def __init__(self, solver: str = "dp_svrg", epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 1e-3,
                  fit_intercept: bool = True, intercept_scaling: float = 1.0, data_norm_bound: float = 1.0,
-                 clip_data: bool = False, classes: Optional[Any] = None, random_state: Any = 0,
+                 clip_data: bool = False, classes: Optional[Any] = None, random_state: Any = None,
                  solver_params: Optional[dict] = None) -> None:
         _store_params(self, locals())
 
@@ -259,7 +266,7 @@ class DPHuberRegressor(_RegressorMixin, _DPLinearModel):
 
     def __init__(self, solver: str = "dp_svrg", epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 1e-3,
                  huber_delta: float = 1.0, fit_intercept: bool = True, intercept_scaling: float = 1.0,
-                 data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = 0,
+                 data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
                  solver_params: Optional[dict] = None) -> None:
         _store_params(self, locals())
 
@@ -290,7 +297,7 @@ class DPLinearRegression(_RegressorMixin, _DPLinearModel):
 
     def __init__(self, solver: str = "dp_gd", epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 1e-3,
                  clip_norm: float = 1.0, fit_intercept: bool = True, intercept_scaling: float = 1.0,
-                 data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = 0,
+                 data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
                  solver_params: Optional[dict] = None) -> None:
         _store_params(self, locals())
 
