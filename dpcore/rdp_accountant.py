@@ -12,7 +12,8 @@ PureDpEvent / MechanismEvent(pure_ε)      randomized-response worst case (≤ B
 MechanismEvent(rdp=…)                     the supplied curve (min with the pure-ε curve)       either
 PoissonSampled(Gaussian)                  Mironov, Talwar, Zhang 2019 (exact)                  add_remove
 PoissonSampled(other)                     Zhu & Wang 2019, Thm. 6                              add_remove
-SampledWithoutReplacement(any)            Wang, Balle, Kasiviswanathan 2019, Thm. 9            replace_one
+SampledWithoutReplacement(Gaussian)       Wang, Balle, Kasiviswanathan 2019, Thm. 27           replace_one
+SampledWithoutReplacement(other)          Wang, Balle, Kasiviswanathan 2019, Thm. 9            replace_one
 DpSrmEvent                                DP-SRM paper Lemma 3.7 × steps (conditions checked)  replace_one
 NoOpEvent / NonPrivateEvent               0 / ∞                                                either
 ApproxDpEvent, ShuffledEvent,             refused (no RDP curve)                               —
@@ -56,6 +57,7 @@ from .rdp.gaussian import gaussian_rdp, laplace_rdp, pure_dp_rdp
 from .rdp.poisson_gaussian import poisson_subsampled_gaussian_rdp_with_precision
 from .rdp.poisson_general import poisson_subsampled_rdp
 from .rdp.without_replacement import sampled_without_replacement_rdp
+from .rdp.wor_gaussian import sampled_without_replacement_gaussian_rdp
 from .result import PrivacyResult
 
 __all__ = ["compute_rdp", "compute_rdp_with_precision", "rdp_epsilon", "rdp_delta", "certify_rdp_epsilon"]
@@ -132,6 +134,9 @@ def _walk(event: PrivacyEvent, alpha: np.ndarray, dps: Optional[int], precisions
         inner = event.event
         if event.batch_size == event.dataset_size:
             return _walk(inner, alpha, dps, precisions)
+        if isinstance(inner, GaussianEvent):
+            return sampled_without_replacement_gaussian_rdp(
+                event.batch_size, event.dataset_size, inner.noise_multiplier, alpha)
         return sampled_without_replacement_rdp(
             event.batch_size,
             event.dataset_size,
