@@ -5,11 +5,18 @@ Contributed to the ``dpcore`` command through the entry-point group ``dpcore.com
 
     dpcore audit mechanism NAME --epsilon E --delta D --trials N [--estimator auto|clopper-pearson|gdp|one-run]
                                 [--confidence 0.95] [--workers K] [--planted BUG] [--seed S] [--json]
+                                [--results PATH] [--batch-size B]
     dpcore audit solver NAME ...          (same options; NAME as in ``algorithms``)
     dpcore audit all [--quick]            (table of every mechanism and solver)
 
 Exit codes: 0 when every audited claim passes, 1 when one is violated, 2 on bad input (a
-``ValueError`` naming the argument; ``dpcore``'s ``main`` prints it as one line). The heavy
+``ValueError`` naming the argument; ``dpcore``'s ``main`` prints it as one line). Bad input includes
+a claim outside :data:`EPSILON_RANGE`, a target that cannot be calibrated to the claim, and a
+``--results`` path that is missing its directory, is a directory, is unwritable, is locked by a
+running audit, or is anything but a results file of the same audit (refused, never overwritten;
+see :mod:`audits.results_file`). ``--batch-size`` (default
+:data:`audits.runner.DEFAULT_BATCH_SIZE`) is the unit of resuming: a killed audit rerun with the same
+arguments loses at most the batches that were in flight. The heavy
 imports (targets, solvers) happen when a command runs, not when the parser is built.
 """
 
@@ -27,6 +34,10 @@ from .report import AuditResult, format_table
 __all__ = ["register", "main"]
 
 ESTIMATOR_CHOICES = ("auto", "clopper-pearson", "gdp", "one-run")
+#: Claimed ε an audit can test: below 1e-3 no feasible audit (≤ 10⁸ trials) resolves the claim and
+#: some calibrations take minutes; above 100 no attack with ≤ 10⁸ trials can refute it
+#: (ε_lb ≤ ln(trials) for Clopper–Pearson).
+EPSILON_RANGE = (1e-3, 100.0)
 
 
 def _targets():
@@ -61,36 +72,64 @@ def _print_result(result: AuditResult, as_json: bool) -> None:
         print(f"  {key:<{width}}  {value}")
 
 
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _bounded_int(name: str, value: Any, lo: int, hi: int) -> int:
+    n = check_positive_int(name, value, minimum=lo)
+    if n > hi:
+        raise ValueError(f"{name} must be an integer in [{lo}, {hi}]; got {value!r}")
+    return n
+
+
 def _cmd_single(args: argparse.Namespace) -> int:
-    from .runner import run_audit
+    runner = importlib.import_module("audits.runner")
+    ResultsFileError = importlib.import_module("audits.results_file").ResultsFileError
 
     tg = _targets()
     names = tg.MECHANISM_NAMES if args.kind == "mechanism" else tg.SOLVER_NAMES
     name = check_choice(f"{args.kind} NAME", args.name, names)
     epsilon = check_positive("--epsilon", args.epsilon)
+    if not EPSILON_RANGE[0] <= epsilon <= EPSILON_RANGE[1]:
+        raise ValueError(f"--epsilon must be in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}] (claims an audit can "
+                         f"test); got {args.epsilon!r}")
     delta = check_delta("--delta", args.delta)
-    trials = check_positive_int("--trials", args.trials, minimum=4)
+    trials = _bounded_int("--trials", args.trials, 4, runner.MAX_TRIALS)
     confidence = check_open_unit("--confidence", args.confidence)
-    workers = None if args.workers is None else check_positive_int("--workers", args.workers)
+    if confidence < 0.5:
+        raise ValueError(f"--confidence must be in [0.5, 1); got {args.confidence!r}")
+    workers = None if args.workers is None else _bounded_int("--workers", args.workers, 1, runner.MAX_WORKERS)
     seed = check_positive_int("--seed", args.seed, minimum=0)
+    batch_size = None if args.batch_size is None else _bounded_int("--batch-size", args.batch_size, 1, trials)
     planted = None if args.planted is None else check_choice("--planted", args.planted, tg.PLANTED_BUGS)
     build = tg.mechanism_target if args.kind == "mechanism" else tg.solver_target
-    target = build(name, epsilon, delta, planted=planted)
+    try:
+        target = build(name, epsilon, delta, planted=planted)
+    except (ValueError, ArithmeticError) as exc:
+        given = f"--epsilon {args.epsilon!r}, --delta {args.delta!r}" + (f", --planted {planted}" if planted else "")
+        raise ValueError(f"cannot build the audit target of {args.kind} {name} at {given}: {_first_line(exc)}") from None
     estimator = _auto_estimator(target, args.estimator)
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
             f"--estimator gdp needs a Gaussian-noise claim; {target.name} has noise family "
             f"{target.noise_family!r} (use clopper-pearson or one-run)"
         )
-    result = run_audit(target, trials, estimator=estimator, confidence=confidence, workers=workers, seed=seed,
-                       progress=args.progress, results_path=args.results)
+    try:
+        result = runner.run_audit(target, trials, estimator=estimator, confidence=confidence, workers=workers,
+                                  seed=seed, progress=args.progress, results_path=args.results, batch_size=batch_size)
+    except ResultsFileError as exc:
+        raise ValueError("--results" + str(exc)[len("results_path"):]) from None
+    except OSError as exc:  # e.g. the disk filled up while appending to the results file
+        raise ValueError(f"--results {args.results!r}: {exc.strerror or exc}") from None
     _print_result(result, args.json)
     return 1 if result.violated else 0
 
 
 def _cmd_all(args: argparse.Namespace) -> int:
     audit_all = importlib.import_module("audits.library_audit").audit_all
-    workers = None if args.workers is None else check_positive_int("--workers", args.workers)
+    workers = None if args.workers is None else _bounded_int("--workers", args.workers, 1,
+                                                                    importlib.import_module("audits.runner").MAX_WORKERS)
     seed = check_positive_int("--seed", args.seed, minimum=0)
     results: List[AuditResult] = audit_all(quick=args.quick, workers=workers, seed=seed, progress=args.progress,
                                            out=None)
@@ -134,7 +173,11 @@ def register(subparsers: Any) -> None:
                        help="auto: gdp for Gaussian noise, clopper-pearson otherwise")
         p.add_argument("--confidence", type=float, default=0.95, help="confidence of eps_lower (default 0.95)")
         p.add_argument("--planted", default=None, metavar="BUG", help="audit a deliberately broken variant")
-        p.add_argument("--results", default=None, metavar="PATH", help="JSON-lines file to resume from")
+        p.add_argument("--results", default=None, metavar="PATH",
+                       help="results file to append batches to and resume from (refused unless new, empty, or "
+                            "written by this same audit; locked while running)")
+        p.add_argument("--batch-size", type=int, default=None, metavar="B",
+                       help="trials per batch, the unit of parallel work and of resuming (default 1000)")
         _common(p)
         p.set_defaults(func=_cmd_single, kind=kind)
     p = sub.add_parser("all", help="audit every mechanism and solver; exit 1 if any claim is violated")
@@ -151,7 +194,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return int(args.func(args))
     except ValueError as exc:
-        sys.stderr.write(f"dpcore: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}\n")
+        sys.stderr.write(f"dpcore: error: {_first_line(exc)}\n")
         return 2
 
 

@@ -9,15 +9,19 @@ Executors: none (in-process), a :class:`concurrent.futures.ProcessPoolExecutor` 
 ``workers > 1``), any other :class:`concurrent.futures.Executor`, or a Dask ``distributed.Client``
 (wrapped with ``client.get_executor()``). Targets must then be picklable (cloudpickle for Dask).
 
-Resuming: with ``results_path``, a header line and then one JSON line per finished batch are
-appended as batches arrive; a rerun with the same target, trials, batch size and seed reuses the
-batches already there and runs only the missing ones (a half-written last line is dropped).
+Resuming: with ``results_path``, finished batches are appended to a locked, checksummed results
+file (:mod:`audits.results_file`) as they arrive; a rerun with the same target, trials, batch size
+and seed reuses the batches already there and runs only the missing ones. A kill loses at most the
+batches in flight, which is why batches are small by default (:data:`DEFAULT_BATCH_SIZE`). A path
+that is not a results file of the same audit is refused, never overwritten.
+
+Worker processes of the pool started for ``workers > 1`` die with the audit, whatever signal ends
+it (:mod:`audits.pool`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
-import json
 import os
 import time
 import warnings
@@ -27,14 +31,23 @@ import numpy as np
 
 from dpcore._validation import check_choice, check_open_unit, check_positive_int
 
+from .pool import worker_pool
 from .report import AuditResult
+from .results_file import ResultsFile, results_fields
 from .statistics import ESTIMATORS, estimate
 from .target import AuditTarget, check_target, one_run_from_sample
 
-__all__ = ["run_audit", "DEFAULT_BATCH_SIZE", "batch_sizes"]
+__all__ = ["run_audit", "DEFAULT_BATCH_SIZE", "MAX_TRIALS", "MAX_WORKERS", "batch_sizes"]
 
-#: Trials per batch when ``batch_size`` is not given.
-DEFAULT_BATCH_SIZE = 5000
+#: Trials per batch when ``batch_size`` is not given: the unit of work of a worker and of resuming
+#: (a kill loses at most the batches in flight). 1000 trials are about 0.1–4 s of solver runs and
+#: under a millisecond of vectorised mechanism draws, and a 16 KB line of the results file; the
+#: per-batch overhead (a seed, a task, an fsync) stays negligible. Part of the reproducibility key.
+DEFAULT_BATCH_SIZE = 1000
+#: Largest ``trials`` accepted: the scores are kept in memory (16 bytes per trial), 1.6 GB here.
+MAX_TRIALS = 10**8
+#: Largest ``workers`` accepted (a pool never has more workers than batches to run).
+MAX_WORKERS = 1024
 
 
 def batch_sizes(trials: int, batch_size: int) -> List[int]:
@@ -60,53 +73,6 @@ def _run_batch(target: AuditTarget, one_run: bool, n: int, seed_seq: np.random.S
     return {"scores0": s0, "scores1": s1}
 
 
-class _ResultsFile:
-    """Append-only JSON-lines store of finished batches (header line + one line per batch)."""
-
-    def __init__(self, path: "str | os.PathLike[str]", header: Dict[str, Any]):
-        self.path = os.fspath(path)
-        self.header = header
-        self.batches: Dict[int, Dict[str, np.ndarray]] = {}
-        lines = self._read_valid_lines()
-        if lines:
-            if lines[0] != {"kind": "header", **header}:
-                raise ValueError(
-                    f"results_path {self.path!r} holds a different audit ({lines[0]}); expected "
-                    f"{header}: use another file or delete it"
-                )
-            for rec in lines[1:]:
-                self.batches[int(rec["index"])] = {k: np.asarray(v) for k, v in rec["data"].items()}
-        self._rewrite(lines or [{"kind": "header", **header}])
-
-    def _read_valid_lines(self) -> List[Dict[str, Any]]:
-        if not os.path.exists(self.path):
-            return []
-        out = []
-        with open(self.path, encoding="utf-8") as fh:
-            for line in fh:
-                if not line.endswith("\n"):
-                    break  # interrupted write: drop the partial line
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError:
-                    break
-        return out
-
-    def _rewrite(self, lines: List[Dict[str, Any]]) -> None:
-        tmp = self.path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for rec in lines:
-                fh.write(json.dumps(rec) + "\n")
-        os.replace(tmp, self.path)
-
-    def add(self, index: int, data: Dict[str, np.ndarray]) -> None:
-        rec = {"kind": "batch", "index": index, "data": {k: v.tolist() for k, v in data.items()}}
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec) + "\n")
-            fh.flush()
-        self.batches[index] = data
-
-
 def _progress_bar(enabled: bool, total: int, desc: str):
     if not enabled:
         return None
@@ -116,6 +82,55 @@ def _progress_bar(enabled: bool, total: int, desc: str):
         warnings.warn("progress=True needs tqdm (pip install dpcore[progress]); running without a bar")
         return None
     return tqdm(total=total, desc=desc, unit="trial")
+
+
+def _run_batches(
+    target: AuditTarget,
+    one_run: bool,
+    sizes: List[int],
+    seeds: List[np.random.SeedSequence],
+    store: Optional[ResultsFile],
+    executor: Optional[Any],
+    workers: Optional[int],
+    progress: bool,
+) -> Dict[int, Dict[str, np.ndarray]]:
+    """Run every batch not already in ``store``; return all batches by index."""
+    done: Dict[int, Dict[str, np.ndarray]] = dict(store.batches) if store is not None else {}
+    todo = [i for i in range(len(sizes)) if i not in done]
+    bar = _progress_bar(progress, sum(sizes), str(target.name))
+    if bar is not None:
+        bar.update(sum(sizes[i] for i in done))
+
+    def finish(i: int, data: Dict[str, np.ndarray]) -> None:
+        if store is not None:
+            store.add(i, data)
+        done[i] = data
+        if bar is not None:
+            bar.update(sizes[i])
+
+    own_pool = None
+    if executor is None and workers is not None and workers > 1 and len(todo) > 1:
+        executor = own_pool = worker_pool(min(workers, len(todo)))
+    elif executor is not None and not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor"):
+        executor = executor.get_executor()  # Dask distributed.Client
+    try:
+        if executor is None:
+            for i in todo:
+                finish(i, _run_batch(target, one_run, sizes[i], seeds[i]))
+        else:
+            futures = {executor.submit(_run_batch, target, one_run, sizes[i], seeds[i]): i for i in todo}
+            try:
+                for fut in cf.as_completed(futures):
+                    finish(futures[fut], fut.result())
+            finally:
+                for fut in futures:
+                    fut.cancel()
+    finally:
+        if own_pool is not None:
+            own_pool.shutdown(cancel_futures=True)
+        if bar is not None:
+            bar.close()
+    return done
 
 
 def run_audit(
@@ -138,26 +153,32 @@ def run_audit(
     target : AuditTarget
         Claim plus batched score sampler.
     trials : int
-        Runs on each of ``D`` and ``D′`` (≥ 4) for ``"clopper-pearson"``/``"gdp"``; number of
-        canaries m for ``"one-run"``.
+        Runs on each of ``D`` and ``D′`` (4 to :data:`MAX_TRIALS`) for ``"clopper-pearson"`` and
+        ``"gdp"``; number of canaries m for ``"one-run"``.
     estimator : str
         ``"clopper-pearson"`` (Jagielski et al. 2020), ``"gdp"`` (Nasr et al. 2023; Gaussian
         claims only) or ``"one-run"`` (Steinke et al. 2023). See :mod:`audits.statistics`.
     confidence : float
-        Confidence level of the ε lower bound, in (0, 1).
+        Confidence level of the ε lower bound, in [0.5, 1).
     executor : concurrent.futures.Executor or distributed.Client, optional
         Where batches run. Not closed by this function.
     workers : int, optional
-        Without ``executor``: ``None``/1 runs in-process, ``k > 1`` uses a
-        ``ProcessPoolExecutor(k)`` for the duration of the call.
+        Without ``executor``: ``None``/1 runs in-process, ``k > 1`` (at most :data:`MAX_WORKERS`)
+        uses a process pool of ``min(k, batches to run)`` workers for the duration of the call,
+        whose workers die with this process (:func:`audits.pool.worker_pool`).
     seed : int
         Root seed (≥ 0) of ``numpy.random.SeedSequence``; batch seeds are its ``spawn``.
     progress : bool
         Show a tqdm progress bar (needs the optional ``tqdm``).
     results_path : path, optional
-        JSON-lines file where batches are appended as they finish, and reused on a rerun.
+        Results file (:class:`audits.results_file.ResultsFile`) where batches are appended as they
+        finish, and reused on a rerun of the same audit. Its directory must exist; an existing file
+        must be empty or a results file of this very configuration (target, claim, design,
+        trials, batch size, seed), anything else is refused (``ValueError``), never overwritten. It
+        is locked while the audit runs: a second audit on it is refused.
     batch_size : int, optional
-        Trials per batch (default :data:`DEFAULT_BATCH_SIZE`); part of the reproducibility key.
+        Trials per batch (default :data:`DEFAULT_BATCH_SIZE`): the unit of parallel work and of
+        resuming. Part of the reproducibility key.
 
     Returns
     -------
@@ -171,18 +192,24 @@ def run_audit(
             f"noise_family={target.noise_family!r}: use 'clopper-pearson' or 'one-run'"
         )
     trials = check_positive_int("trials", trials, minimum=4)
+    if trials > MAX_TRIALS:
+        raise ValueError(f"trials must be in [4, {MAX_TRIALS}] (scores are kept in memory); got {trials}")
     confidence = check_open_unit("confidence", confidence)
+    if confidence < 0.5:
+        raise ValueError(f"confidence must be in [0.5, 1) (below 1/2 a lower bound says nothing); got {confidence!r}")
     seed = check_positive_int("seed", seed, minimum=0)
     batch_size = check_positive_int("batch_size", DEFAULT_BATCH_SIZE if batch_size is None else batch_size)
     if workers is not None:
         workers = check_positive_int("workers", workers)
+        if workers > MAX_WORKERS:
+            raise ValueError(f"workers must be in [1, {MAX_WORKERS}]; got {workers}")
         if executor is not None:
             raise ValueError("give either executor or workers, not both")
 
     one_run = estimator == "one-run"
     sizes = batch_sizes(trials, batch_size)
     seeds = np.random.SeedSequence(seed).spawn(len(sizes))
-    header = {
+    config = {
         "target": str(target.name),
         "claimed_epsilon": repr(float(target.claimed_epsilon)),
         "delta": float(target.delta),
@@ -192,47 +219,15 @@ def run_audit(
         "batch_size": batch_size,
         "seed": seed,
     }
-    store = _ResultsFile(results_path, header) if results_path is not None else None
-    done: Dict[int, Dict[str, np.ndarray]] = dict(store.batches) if store else {}
-    todo = [i for i in range(len(sizes)) if i not in done]
-
     start = time.perf_counter()
-    bar = _progress_bar(progress, trials, str(target.name))
-    if bar is not None:
-        bar.update(sum(sizes[i] for i in done))
-
-    def finish(i: int, data: Dict[str, np.ndarray]) -> None:
-        done[i] = data
-        if store is not None:
-            store.add(i, data)
-        if bar is not None:
-            bar.update(sizes[i])
-
-    own_pool = None
-    if executor is None and workers is not None and workers > 1:
-        executor = own_pool = cf.ProcessPoolExecutor(max_workers=workers)
-    elif executor is not None and not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor"):
-        executor = executor.get_executor()  # Dask distributed.Client
+    store = ResultsFile(results_path, config, sizes, results_fields(one_run)) if results_path is not None else None
     try:
-        if executor is None:
-            for i in todo:
-                finish(i, _run_batch(target, one_run, sizes[i], seeds[i]))
-        else:
-            futures = {executor.submit(_run_batch, target, one_run, sizes[i], seeds[i]): i for i in todo}
-            try:
-                for fut in cf.as_completed(futures):
-                    finish(futures[fut], fut.result())
-            finally:
-                for fut in futures:
-                    fut.cancel()
+        done = _run_batches(target, one_run, sizes, seeds, store, executor, workers, progress)
     finally:
-        if own_pool is not None:
-            own_pool.shutdown(cancel_futures=True)
-        if bar is not None:
-            bar.close()
+        if store is not None:
+            store.close()
 
-    keys = ("included", "scores") if one_run else ("scores0", "scores1")
-    data = tuple(np.concatenate([done[i][k] for i in range(len(sizes))]) for k in keys)
+    data = tuple(np.concatenate([done[i][k] for i in range(len(sizes))]) for k in results_fields(one_run))
     if one_run:
         data = (data[0].astype(bool), data[1])
     claimed = float(target.claimed_epsilon)

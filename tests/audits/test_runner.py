@@ -70,7 +70,7 @@ def test_results_file_is_resumed(tmp_path):
     full = run_audit(target, 2500, estimator="gdp", batch_size=500, results_path=path)
     assert sampler.calls == 10  # 5 batches × (D, D′)
     lines = path.read_text().splitlines(keepends=True)
-    assert len(lines) == 6 and json.loads(lines[0])["kind"] == "header"
+    assert len(lines) == 6 and json.loads(lines[0])["format"] == "dpcore-audit-results"
     # Simulate a crash after 2 batches, in the middle of writing the third.
     path.write_text("".join(lines[:3]) + lines[3][:40])
     sampler.calls = 0
