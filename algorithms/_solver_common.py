@@ -16,10 +16,12 @@ from typing import Callable, Optional, Tuple
 import numpy as np
 
 import dpcore
-from dpcore._validation import check_choice, check_delta, check_positive, check_positive_int, check_relation
+from dpcore._validation import (
+    check_choice, check_delta, check_nonnegative, check_positive, check_positive_int, check_relation,
+)
 from dpcore.events import (
-    ComposedEvent, GaussianEvent, NonPrivateEvent, PoissonSampledEvent, PrivacyEvent, SampledWithoutReplacementEvent,
-    SelfComposedEvent,
+    ComposedEvent, DpSrmEvent, GaussianEvent, NonPrivateEvent, PoissonSampledEvent, PrivacyEvent,
+    SampledWithoutReplacementEvent, SelfComposedEvent,
 )
 from dpcore.result import PrivacyResult
 
@@ -93,13 +95,16 @@ def check_calibration(calibration: str, paper_reason: str) -> None:
 def setup(
     X: object, y: object, *, loss: object, alpha: float, l1: float, constraint: object, radius: Optional[float],
     clip_norm: Optional[float], data_norm_bound: Optional[float], epsilon: Optional[float], delta: float,
-    noise_multiplier: Optional[float], loss_params: Optional[dict] = None,
+    noise_multiplier: Optional[float], loss_params: Optional[dict] = None, penalty: str = "l2",
 ) -> Setup:
     """Validate everything a solver needs; resolve the per-example clip norm C.
 
     ``clip_norm=None`` uses the Lipschitz constant G of the loss for ‖x‖ ≤ ``data_norm_bound`` (and
     ‖w‖ ≤ the constraint's radius), after checking every row against the bound; clipping at G is then
     a no-op on valid data. Without either, ``ValueError``.
+
+    ``penalty="l2"``: r = (alpha/2)‖w‖² + l1‖w‖₁; ``penalty="nonconvex"``: r = alpha·Σⱼ wⱼ²/(1 + wⱼ²)
+    + l1‖w‖₁ (wang-jayaraman-evans-gu §7.1; ``alpha`` is its λ).
     """
     start = time.perf_counter()
     if noise_multiplier is None:
@@ -112,7 +117,8 @@ def setup(
         check_positive("noise_multiplier", noise_multiplier)
     check_delta("delta", delta)
     lossobj = get_loss(loss, **(loss_params or {}))
-    reg = Regularizer(alpha, l1)
+    check_choice("penalty", penalty, ("l2", "nonconvex"))
+    reg = Regularizer(alpha, l1) if penalty == "l2" else Regularizer(0.0, l1, check_nonnegative("alpha", alpha))
     con = get_constraint(constraint, radius)
     if reg.l1 > 0 and con.kind == SIMPLEX:
         # Proj_C ∘ prox_{ηr} is the exact prox of r + I_C for the balls and the box, not for the simplex.
@@ -186,6 +192,8 @@ def accounted_releases(event: PrivacyEvent) -> Optional[int]:
         return None
     if isinstance(event, GaussianEvent):
         return 1
+    if isinstance(event, DpSrmEvent):
+        return event.steps
     if isinstance(event, SelfComposedEvent):
         return event.count * accounted_releases(event.event)
     if isinstance(event, ComposedEvent):

@@ -19,19 +19,21 @@ __all__ = ["objective_value", "gradient_mapping_norm", "traces", "reference_mini
 
 
 def objective_value(w: np.ndarray, X: np.ndarray, y: np.ndarray, loss: Loss, reg: Regularizer) -> float:
-    """F(w) = mean loss + (alpha/2)‖w‖² + l1‖w‖₁."""
+    """F(w) = mean loss + r(w) (:class:`algorithms.regularizers.Regularizer`)."""
     return loss.value(w, X, y) + reg.value(w)
 
 
 def gradient_mapping_norm(
     w: np.ndarray, X: np.ndarray, y: np.ndarray, loss: Loss, reg: Regularizer, constraint: Constraint, step: float
 ) -> float:
-    """‖(w − P(w − η∇f(w)))/η‖₂ with f the mean loss, P = Proj_C ∘ prox_{ηr}, η = ``step``.
+    """‖(w − P(w − η∇f(w)))/η‖₂ with f the mean loss (plus the non-convex penalty, if any),
+    P = Proj_C ∘ prox_{ηr}, η = ``step``.
 
-    Zero exactly at the minimizers of F over C; equals ‖∇F(w)‖/(1+ηα) when C = ℝᵈ and l1 = 0.
+    Zero exactly at the minimizers of F over C (at the stationary points with the non-convex
+    penalty); equals ‖∇F(w)‖/(1+ηα) when C = ℝᵈ and l1 = 0.
     """
     w = np.ascontiguousarray(w, dtype=np.float64)
-    v = w - step * loss.gradient(w, X, y)
+    v = w - step * (loss.gradient(w, X, y) + Regularizer(nonconvex=reg.nonconvex).smooth_gradient(w))
     prox_kernel(reg.alpha, reg.l1, step, v)
     project_kernel(constraint.kind, constraint.radius, v)
     return float(np.linalg.norm(w - v) / step)
@@ -57,15 +59,15 @@ def reference_minimizer(
     d = X.shape[1]
     if reg.l1 == 0.0:
         def fg(w):
-            return objective_value(w, X, y, loss, reg), loss.gradient(w, X, y) + reg.alpha * w
+            return objective_value(w, X, y, loss, reg), loss.gradient(w, X, y) + reg.smooth_gradient(w)
 
         res = minimize(fg, np.zeros(d), jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "gtol": tol, "ftol": tol})
         return res.x
 
     def fg_split(uv):
         w = uv[:d] - uv[d:]
-        g = loss.gradient(w, X, y) + reg.alpha * w
-        f = loss.value(w, X, y) + 0.5 * reg.alpha * float(w @ w) + reg.l1 * float(uv.sum())
+        g = loss.gradient(w, X, y) + reg.smooth_gradient(w)
+        f = loss.value(w, X, y) + Regularizer(reg.alpha, 0.0, reg.nonconvex).value(w) + reg.l1 * float(uv.sum())
         return f, np.concatenate([g + reg.l1, -g + reg.l1])
 
     res = minimize(fg_split, np.zeros(2 * d), jac=True, method="L-BFGS-B", bounds=[(0.0, math.inf)] * (2 * d),

@@ -1,0 +1,349 @@
+"""DP-SRM: differentially private stochastic recursive momentum — wang-jayaraman-evans-gu Algorithm 1.
+
+The private gradient estimator (Alg. 1 lines 2–3 and 7–8; the momentum recursion of Cutkosky and
+Orabona's STORM) is
+
+    v_p⁰ = (1/b₀)(Σ_{i∈B₀} clip_{C₁}(∇ℓᵢ(θ⁰)) + u⁰),
+    v_pᵗ⁺¹ = (1 − γ)·v_pᵗ + (1/b)(Σ_{i∈B_{t+1}} [γ·clip_{C₁}(∇ℓᵢ(θᵗ⁺¹)) + (1 − γ)·clip_{C₂}(∇ℓᵢ(θᵗ⁺¹) − ∇ℓᵢ(θᵗ))] + uᵗ⁺¹),
+
+which without clipping is Alg. 1's ``vᵗ⁺¹ = ∇F_B(θᵗ⁺¹) + (1 − γ)(v_pᵗ − ∇F_B(θᵗ))``. The batches are
+drawn uniformly without replacement (b₀ then b records, fresh each step) and the step is Alg. 1
+line 5's adaptive ``θᵗ⁺¹ = θᵗ − ηₜ·dᵗ`` with ``ηₜ = min{ζ/(n₀L‖dᵗ‖), 1/(2n₀L)}`` — exposed as
+``step_bound`` = ζ/(n₀L) (a cap on ‖θᵗ⁺¹ − θᵗ‖) and ``learning_rate`` = 1/(2n₀L).
+
+Sensitivity (§6.1, eq. (6.1)): one record changes the first released sum by ≤ 2C₁ (replace-one) and
+each later one by ≤ 2(γC₁ + (1 − γ)C₂) — every record contributes ``γ·clip_{C₁}(g) + (1 − γ)·
+clip_{C₂}(Δg)``, of norm ≤ γC₁ + (1 − γ)C₂. (§7.1 prints the two clip norms the other way round;
+eq. (6.1) is the one the proof uses.) The noise u has std ``z·Δ`` on the sum, one noise multiplier
+z for all releases.
+
+Privacy (``calibration="accountant"``, default): the releases are subsampled Gaussians,
+``SampledWithoutReplacementEvent(GaussianEvent(z, "replace_one"), b₀, n)`` then T − 1 times the same
+with b, composed; z is calibrated by dpcore. ``calibration="paper"``: σ₀² and σ² of Theorem 5.1 with
+G → C₁ and ζ/n₀ → C₂ (§5 after Corollary 5.3), its conditions σ′² ≥ 0.7 and
+α − 1 ≤ 2σ′²·log(1/(τα(1 + σ′²)))/3 checked (``ValueError`` when they fail), accounted as
+``DpSrmEvent(σ′, τ, T)`` (Lemma 3.7 × T, :mod:`dpcore.rdp.dp_srm`). Both routes report the ε dpcore
+computes for the event.
+
+Departures from Alg. 1, all data-independent: the regulariser r (L2 or the non-convex penalty of
+§7.1) is differentiable and known, so its exact gradient is added to the direction
+``dᵗ = v_pᵗ + ∇r(θᵗ)`` instead of passing through the estimator and the clipping (the recursion
+reproduces ∇r exactly anyway); ``output="last"`` returns θᵀ instead of Alg. 1's uniformly random
+iterate (``output="random"``, the default, is the paper's).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Optional
+
+import numpy as np
+from numba import njit
+
+import dpcore
+from dpcore._validation import check_choice, check_open_unit, check_positive, check_positive_int
+from dpcore.events import ComposedEvent, DpSrmEvent, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+from mechanisms.kernels import gaussian_noise_kernel
+
+from ._solver_common import (
+    Setup, as_generator, calibrated_privacy, check_batch_size, check_counts, check_relation_replace_one, default_step,
+    finish, initial_point, setup,
+)
+from .clipping import clipped_batch_difference_sum_kernel, clipped_batch_gradient_sum_kernel
+from .dp_sgd import fixed_batch_kernel
+from .losses import loss_deriv, row_dot
+from .regularizers import nonconvex_gradient_kernel
+from .result import SolverResult
+
+__all__ = ["dp_srm", "dp_srm_kernel", "dp_srm_paper_sigmas", "dp_srm_sensitivities"]
+
+
+def dp_srm_sensitivities(clip_norm: float, diff_clip_norm: float, momentum: float) -> tuple[float, float]:
+    """Replace-one ℓ2 sensitivities (Δ₀, Δ) of the first and the later released sums (§6.1, (6.1)).
+
+    Parameters
+    ----------
+    clip_norm : float
+        C₁ > 0, per-example gradient clip (gradient units).
+    diff_clip_norm : float
+        C₂ > 0, per-example gradient-difference clip (gradient units).
+    momentum : float
+        γ in (0, 1].
+
+    Returns
+    -------
+    (float, float)
+        ``2C₁`` and ``2(γC₁ + (1 − γ)C₂)``.
+    """
+    c1 = check_positive("clip_norm", clip_norm)
+    c2 = check_positive("diff_clip_norm", diff_clip_norm)
+    g = _check_momentum(momentum)
+    return 2.0 * c1, 2.0 * (g * c1 + (1.0 - g) * c2)
+
+
+def _check_momentum(momentum: float) -> float:
+    g = check_positive("momentum", momentum)
+    if g > 1.0:
+        raise ValueError(f"momentum must be in (0, 1]; got {momentum!r}")
+    return g
+
+
+def dp_srm_paper_sigmas(
+    epsilon: float, delta: float, *, n: int, steps: int, batch_size: int, initial_batch_size: int,
+    clip_norm: float, diff_clip_norm: float, momentum: float, beta: float = 0.5,
+) -> dict:
+    """σ₀, σ of Theorem 5.1 (wang-jayaraman-evans-gu), with its conditions checked.
+
+    σ₀² = 14T·C₁²·α/(βn²ε), σ² = 14T·((1 − γ)C₂ + γC₁)²·α/(βn²ε), α = log(1/δ)/((1 − β)ε) + 1
+    (G → C₁, ζ/n₀ → C₂ under clipping). σ₀, σ are stds of the noise on the *averaged* estimator v;
+    the sums carry b₀σ₀ and bσ. The theorem holds when σ′² = min{b²σ²/(4K²), b₀²σ₀²/(4C₁²)} ≥ 0.7
+    (K = (1 − γ)C₂ + γC₁) and α − 1 ≤ 2σ′²·log(1/(τα(1 + σ′²)))/3 with τ = max{b₀, b}/n.
+
+    Returns
+    -------
+    dict
+        ``sigma0``, ``sigma`` (averaged-estimator stds), ``noise_multiplier`` σ′, ``order`` α,
+        ``sampling_rate`` τ, ``beta``.
+
+    Raises
+    ------
+    ValueError
+        If σ′² < 0.7 or the order condition fails (the theorem then gives no guarantee).
+    """
+    eps = check_positive("epsilon", epsilon)
+    if not math.isfinite(eps):
+        raise ValueError("epsilon must be finite for calibration='paper'")
+    b = check_positive_int("batch_size", batch_size)
+    b0 = check_positive_int("initial_batch_size", initial_batch_size)
+    T = check_positive_int("steps", steps)
+    n = check_positive_int("n", n)
+    beta = check_open_unit("beta", beta)
+    d0, d1 = dp_srm_sensitivities(clip_norm, diff_clip_norm, momentum)
+    c1, k = d0 / 2.0, d1 / 2.0
+    order = math.log(1.0 / delta) / ((1.0 - beta) * eps) + 1.0
+    common = 14.0 * T * order / (beta * n * n * eps)
+    sigma0 = math.sqrt(common) * c1
+    sigma = math.sqrt(common) * k
+    s2 = min(b * b * sigma * sigma / (4.0 * k * k), b0 * b0 * sigma0 * sigma0 / (4.0 * c1 * c1))
+    tau = max(b0, b) / n
+    if s2 < 0.7:
+        raise ValueError(f"calibration='paper' needs sigma'^2 >= 0.7 (Theorem 5.1); got {s2:.6g} — raise steps or "
+                         "the batch sizes, or use calibration='accountant'")
+    limit = 2.0 * s2 * math.log(1.0 / (tau * order * (1.0 + s2))) / 3.0
+    if not order - 1.0 <= limit:
+        raise ValueError(f"calibration='paper' needs alpha - 1 <= 2 sigma'^2 log(1/(tau alpha (1+sigma'^2)))/3 "
+                         f"(Theorem 5.1); got alpha - 1 = {order - 1.0:.6g} > {limit:.6g} — use calibration='accountant'")
+    return {"sigma0": sigma0, "sigma": sigma, "noise_multiplier": math.sqrt(s2), "order": order,
+            "sampling_rate": tau, "beta": beta}
+
+
+@njit(cache=True)
+def dp_srm_kernel(kind, param, X, y, row_norms, w0, alpha, nonconvex, steps, b0, b, gamma, clip1, clip2, sigma0,
+                  sigma, step_bound, lr, rng):
+    """Run Alg. 1 for ``steps`` = T releases and T updates.
+
+    ``sigma0``, ``sigma``: noise stds on the first / later *sums*; ``step_bound`` = ζ/(n₀L) (inf: no
+    cap); ``lr`` = 1/(2n₀L). ``rng``: the caller's ``numpy.random.Generator`` (advanced in place).
+    Returns (iterates θ⁰..θᵀ (T+1, d), releases, gradient evaluations, clipped gradients, clipped
+    differences).
+    """
+    n, d = X.shape
+    w = w0.copy()
+    idx = np.arange(n)
+    ref = np.empty(n)
+    s1 = np.empty(d)
+    s2 = np.empty(d)
+    u = np.empty(d)
+    direction = np.empty(d)
+    snaps = np.empty((steps + 1, d))
+    snaps[0] = w
+    fixed_batch_kernel(rng, idx, b0)
+    clipped1 = clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, b0, clip1, s1)
+    clipped2 = 0
+    evals = b0
+    if sigma0 > 0.0:
+        s1 += gaussian_noise_kernel(rng, d, sigma0)
+    u[:] = s1 / b0
+    releases = 1
+    for t in range(steps):
+        for j in range(d):
+            direction[j] = u[j] + alpha * w[j]
+        nonconvex_gradient_kernel(nonconvex, w, 1.0, direction)
+        nrm = math.sqrt(np.sum(direction * direction))
+        eta = lr
+        if nrm * lr > step_bound:
+            eta = step_bound / nrm
+        if t + 1 < steps:
+            fixed_batch_kernel(rng, idx, b)
+            for k in range(b):
+                i = idx[k]
+                ref[i] = loss_deriv(kind, param, row_dot(X, i, w), y[i])
+        w -= eta * direction
+        snaps[t + 1] = w
+        if t + 1 < steps:
+            clipped1 += clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, b, clip1, s1)
+            clipped2 += clipped_batch_difference_sum_kernel(kind, param, X, y, row_norms, w, ref, idx, b, clip2, s2)
+            evals += 2 * b
+            for j in range(d):
+                s1[j] = gamma * s1[j] + (1.0 - gamma) * s2[j]
+            if sigma > 0.0:
+                s1 += gaussian_noise_kernel(rng, d, sigma)
+            for j in range(d):
+                u[j] = (1.0 - gamma) * u[j] + s1[j] / b
+            releases += 1
+    return snaps, releases, evals, clipped1, clipped2
+
+
+def dp_srm(
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    loss: str = "logistic",
+    epsilon: Optional[float] = None,
+    delta: float = 1e-5,
+    alpha: float = 0.0,
+    penalty: str = "l2",
+    batch_size: int = 100,
+    initial_batch_size: Optional[int] = None,
+    epochs: float = 5.0,
+    steps: Optional[int] = None,
+    momentum: Optional[float] = None,
+    learning_rate: Optional[float] = None,
+    step_bound: Optional[float] = None,
+    clip_norm: Optional[float] = None,
+    diff_clip_norm: Optional[float] = None,
+    data_norm_bound: Optional[float] = None,
+    output: str = "random",
+    relation: str = "replace_one",
+    calibration: str = "accountant",
+    beta: float = 0.5,
+    accountant: str = "rdp",
+    noise_multiplier: Optional[float] = None,
+    w0: Optional[np.ndarray] = None,
+    rng: object = None,
+    trace: bool = False,
+    loss_params: Optional[dict] = None,
+) -> SolverResult:
+    """Differentially private stochastic recursive momentum (wang-jayaraman-evans-gu Alg. 1).
+
+    Parameters
+    ----------
+    X, y, loss, delta, data_norm_bound, w0, rng, loss_params :
+        As in :func:`algorithms.dp_gd.dp_gd`.
+    epsilon : float
+        Target ε in (0, ∞] (nats); ``inf`` switches the noise off (ε = inf reported).
+    alpha : float
+        Regulariser strength ≥ 0: (alpha/2)‖θ‖² (``penalty="l2"``) or λ of λΣⱼθⱼ²/(1 + θⱼ²)
+        (``penalty="nonconvex"``, §7.1; the paper's experiments use 1e-3).
+    penalty : {"l2", "nonconvex"}
+    batch_size : int
+        b, records per later step (without replacement), 1 ≤ b ≤ n.
+    initial_batch_size : int, optional
+        b₀ of the first step; default b.
+    epochs : float
+        Data passes; T = max(1, ceil((epochs·n − b₀)/(2b)) + 1) (each later step evaluates two
+        gradients per record) unless ``steps`` is given.
+    steps : int, optional
+        T ≥ 1 releases (= updates).
+    momentum : float, optional
+        γ in (0, 1]; default C₂/C₁ capped at 1 (the paper's experiments set γ = C₂ with C₁ = 1).
+    learning_rate : float, optional
+        Largest step 1/(2n₀L) (parameter units per gradient unit); default 1/(2β), β = loss smoothness
+        for ‖x‖ ≤ ``data_norm_bound`` plus the regulariser's.
+    step_bound : float, optional
+        ζ/(n₀L): cap on ‖θᵗ⁺¹ − θᵗ‖ (parameter units); default C₂/β_loss (then the C₂ clip is a no-op
+        for a β_loss-smooth loss, as in §6.1's derivation) or no cap when β_loss is unknown.
+    clip_norm : float, optional
+        C₁ (gradient units); default the loss's Lipschitz constant for ``data_norm_bound``.
+    diff_clip_norm : float, optional
+        C₂ (gradient units); default C₁/100 (the paper's a9a setting C₁ = 1, C₂ = 0.01).
+    output : {"random", "last"}
+        θ_m with m uniform on {0, …, T − 1} (Alg. 1) or θᵀ (departure, documented).
+    relation : {"replace_one"}
+        Fixed-size batches are analysed under replace-one; ``"add_remove"`` is refused (the batch
+        normalisation b/n and T would be read off the private n).
+    calibration : {"accountant", "paper"}
+        dpcore calibration of z, or Theorem 5.1's σ₀, σ (conditions checked; needs ``epsilon``).
+    beta : float
+        β in (0, 1) of Theorem 5.1 (``calibration="paper"`` only).
+    accountant : str
+        dpcore accountant for calibration and reporting.
+    noise_multiplier : float, optional
+        z = noise std / sensitivity of every release instead of calibrating (``epsilon`` None).
+    trace : bool
+        Per-iterate objective / gradient-norm traces (non-private diagnostics); default off.
+
+    Returns
+    -------
+    SolverResult
+        ``details``: releases (= T, checked against the event), steps, batch sizes, momentum,
+        ``diff_clip_norm``, sensitivities, ``output_index``, ``clipped`` / ``diff_clipped`` counts.
+    """
+    check_relation_replace_one(relation, "DP-SRM draws fixed-size batches and normalises by b")
+    check_choice("output", output, ("random", "last"))
+    check_choice("calibration", calibration, ("accountant", "paper"))
+    s = setup(X, y, loss=loss, alpha=alpha, l1=0.0, constraint="none", radius=None, clip_norm=clip_norm,
+              data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
+              loss_params=loss_params, penalty=penalty)
+    n = s.data.n
+    b = check_batch_size(batch_size, n)
+    b0 = b if initial_batch_size is None else check_positive_int("initial_batch_size", initial_batch_size)
+    if b0 > n:
+        raise ValueError(f"initial_batch_size must be in [1, n={n}]; got {b0}")
+    c1 = s.clip
+    c2 = c1 / 100.0 if diff_clip_norm is None else check_positive("diff_clip_norm", diff_clip_norm)
+    gamma = min(1.0, c2 / c1) if momentum is None else _check_momentum(momentum)
+    if steps is not None:
+        T = check_positive_int("steps", steps)
+    else:
+        T = max(1, math.ceil((check_positive("epochs", epochs) * n - b0) / (2 * b)) + 1)
+    lr = default_step(learning_rate, s if s.smoothness is None else _with_reg_smoothness(s), 0.5)
+    if step_bound is not None:
+        bound = check_positive("step_bound", step_bound, allow_inf=True)
+    else:
+        bound = c2 / s.smoothness if s.smoothness else math.inf
+    sens0, sens = dp_srm_sensitivities(c1, c2, gamma)
+    gen = as_generator(rng)
+    paper = None
+    if calibration == "paper":
+        if epsilon is None:
+            raise ValueError("calibration='paper' needs epsilon (noise_multiplier is for the accountant route)")
+        if math.isinf(epsilon):
+            raise ValueError("calibration='paper' needs a finite epsilon (epsilon=inf switches the noise off)")
+        paper = dp_srm_paper_sigmas(epsilon, delta, n=n, steps=T, batch_size=b, initial_batch_size=b0,
+                                    clip_norm=c1, diff_clip_norm=c2, momentum=gamma, beta=beta)
+        event = DpSrmEvent(paper["noise_multiplier"], paper["sampling_rate"], T)
+        privacy = dpcore.get_epsilon(event, delta, accountant="rdp")
+        z = paper["noise_multiplier"]
+        sigma0, sigma = b0 * paper["sigma0"], b * paper["sigma"]
+        cal = paper
+    else:
+        def event_fn(zz: float):
+            first = SampledWithoutReplacementEvent(GaussianEvent(zz, relation), b0, n)
+            if T == 1:
+                return first
+            later = SelfComposedEvent(SampledWithoutReplacementEvent(GaussianEvent(zz, relation), b, n), T - 1)
+            return ComposedEvent([first, later])
+
+        z, event, privacy, cal = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
+                                                    noise_multiplier=noise_multiplier, relation=relation,
+                                                    accountant=accountant)
+        sigma0, sigma = z * sens0, z * sens
+    out_index = T if output == "last" else int(gen.integers(T))
+    snaps, releases, evals, clipped1, clipped2 = dp_srm_kernel(
+        s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
+        s.reg.nonconvex, T, b0, b, gamma, c1, c2, sigma0, sigma, bound, lr, gen)
+    check_counts(releases, event)
+    return finish("dp_srm", s, snaps[out_index].copy(), snaps, step=lr, event=event, privacy=privacy, z=z,
+                 sensitivity=sens, grad_evals=evals, trace=trace,
+                 details={"releases": releases, "clipped": clipped1, "diff_clipped": clipped2, "steps": T,
+                          "batch_size": b, "initial_batch_size": b0, "momentum": gamma, "diff_clip_norm": c2,
+                          "initial_sensitivity": sens0, "learning_rate": lr, "step_bound": bound,
+                          "output_index": out_index, "calibration": cal, "calibration_route": calibration,
+                          "penalty": penalty})
+
+
+def _with_reg_smoothness(s: Setup) -> Setup:
+    """The setup with the regulariser's smoothness added to the loss's (for the default step)."""
+    return replace(s, smoothness=s.smoothness + s.reg.smoothness)
