@@ -1,0 +1,361 @@
+"""ℓp geometry of Su, Zhao, Wang (su-zhao-wang-dp-sco-non-euclidean): the regularity constant κ,
+the mirror map Φ, its gradient and inverse, and exact Bregman steps onto constraint sets.
+
+Geometry (Definition 3 and Algorithms 3, 4, 7). The primal space is (ℝᵈ, ‖·‖_p), 1 < p < 2; its
+dual norm is ℓq, q = p/(p − 1) > 2. The dual space is κ-regular with smooth norm ℓr,
+
+    κ = min{1/(p − 1), 2 ln d},      r = 1 + κ = min{q, 1 + 2 ln d},
+
+so generalized-Gaussian gradient noise lives in ℓr (``mechanisms.GeneralizedGaussian(p=r)``) and
+a sensitivity measured in ℓq converts to ℓr with the factor d^{1/r − 1/q} ≤ e^{1/2}. The mirror map is
+
+    Φ(w) = (κ/2)·‖w‖_s²,   s = (κ + 1)/κ = r/(r − 1) = max{p, 1 + 1/(2 ln d)},
+
+which is 1-strongly convex w.r.t. ‖·‖_s (Ball, Carlen, Lieb), hence w.r.t. ‖·‖_p (s ≤ p). Its
+conjugate is Φ*(θ) = ‖θ‖_r²/(2κ), so ∇Φ and ∇Φ* = (∇Φ)⁻¹ are closed forms.
+
+**Departure from the printed text.** The paper writes the exponent of Φ as κ₊ = κ/(κ − 1), the
+Hölder conjugate of κ. That is not the conjugate of the dual's smooth-norm exponent κ + 1 and does
+not make Φ 1-strongly convex w.r.t. ‖·‖_p (p = 1.5 would give Φ = ‖w‖₂², whose modulus w.r.t. ℓ1.5
+decays with d). We use s = (κ + 1)/κ, which equals p whenever 1/(p − 1) ≤ 2 ln d — the mirror
+map of Bassily, Guzmán, Nandi (2021) that the paper's analysis relies on.
+
+Bregman steps. Every mirror step of Algorithms 3, 4, 7 has the form
+``argmin_{w∈C} μΦ(w) − ⟨θ, w⟩`` (θ collects the noisy gradient and ∇Φ of the previous iterate).
+:func:`bregman_step_kernel` solves ``argmin_{w∈C} Φ(w) − ⟨θ, w⟩`` exactly:
+
+* C = ℝᵈ: w = ∇Φ*(θ) (closed form).
+* ``"lp"`` (‖w‖_s ≤ R, the ball of the mirror norm — the ℓp ball when s = p): w = t·u(θ) with
+  t = min(‖θ‖_r/κ, R) and u the unit ℓs vector dual to θ (closed form).
+* ℓ1 ball: KKT gives ∇Φ(w) = soft(θ, ν); ν ≥ 0 is the root of the non-increasing
+  ν ↦ ‖∇Φ*(soft(θ, ν))‖₁ − R (the derivative of the concave dual function).
+* simplex {w ≥ 0, Σw = R}: ∇Φ(w) = (θ − ν)₊, ν the root of ν ↦ Σ∇Φ*((θ − ν)₊) − R.
+* ℓ∞ ball (box): |wⱼ| = min(R, (|θⱼ|/(κN^{2−s}))^{r−1}) with N = ‖w‖_s the root of
+  N ↦ ‖w(N)‖_s − N (decreasing).
+
+The 1-D roots are *certified*: the bracket [a, b] with h(a) > 0 ≥ h(b) is kept throughout
+(Illinois regula falsi, with a bisection whenever a step fails to halve the bracket) and shrunk to
+adjacent floating-point numbers; the returned point is the end b on the feasible side
+(‖w‖₁ ≤ R, Σw ≤ R up to rounding of the final sum). No inner iterative solver with a loose
+tolerance is used. The ℓ2 ball has no such one-dimensional reduction for Φ ≠ ½‖·‖₂² and is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from dpcore._validation import check_positive, check_positive_int
+
+from .constraints import L1, LINF, NONE, SIMPLEX, Constraint, get_constraint
+
+__all__ = [
+    "LP",
+    "MIRROR_CONSTRAINTS",
+    "LpGeometry",
+    "lp_geometry",
+    "check_primal_p",
+    "mirror_constraint",
+    "primal_diameter",
+    "lp_norm_kernel",
+    "mirror_grad_kernel",
+    "mirror_inverse_kernel",
+    "mirror_value",
+    "bregman_divergence",
+    "bregman_step_kernel",
+    "bregman_step",
+]
+
+#: Constraint code of the ball of the mirror norm ‖w‖_s ≤ R (the ℓp ball when s = p).
+LP = 5
+MIRROR_CONSTRAINTS = ("none", "l1", "linf", "simplex", "lp")
+_MAX_ROOT_ITERATIONS = 400
+
+
+def check_primal_p(p: object, *, low: float, high: float, high_open: bool, where: str) -> float:
+    """The primal ℓp order ``p`` in (low, high) / (low, high]; ``ValueError`` naming p and the range."""
+    try:
+        x = float(p)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"p must be a real number; got {p!r}") from exc
+    upper_ok = x < high if high_open else x <= high
+    if not (x > low and upper_ok) or math.isnan(x):
+        bracket = ")" if high_open else "]"
+        raise ValueError(f"p must be in ({low:g}, {high:g}{bracket} for {where}; got p={p!r}")
+    return x
+
+
+@dataclass(frozen=True)
+class LpGeometry:
+    """Constants of the ℓp geometry (module docstring).
+
+    Attributes
+    ----------
+    p, q : float
+        Primal norm order and its dual q = p/(p − 1).
+    d : int
+        Dimension.
+    kappa : float
+        κ = min{1/(p − 1), 2 ln d}.
+    r : float
+        Smooth norm of the dual, r = 1 + κ (the generalized-Gaussian noise norm).
+    s : float
+        Mirror-map exponent s = r/(r − 1); Φ(w) = (κ/2)‖w‖_s².
+    """
+
+    p: float
+    q: float
+    d: int
+    kappa: float
+    r: float
+    s: float
+
+
+def lp_geometry(p: float, d: int) -> LpGeometry:
+    """:class:`LpGeometry` for 1 < p < 2 in dimension d ≥ 2."""
+    p = check_primal_p(p, low=1.0, high=2.0, high_open=True, where="the l_p mirror map (1 < p < 2)")
+    d = check_positive_int("dimension", d, minimum=2)
+    kappa = min(1.0 / (p - 1.0), 2.0 * math.log(d))
+    r = 1.0 + kappa
+    return LpGeometry(p=p, q=p / (p - 1.0), d=d, kappa=kappa, r=r, s=r / kappa)
+
+
+def mirror_constraint(name: object, radius: object) -> Constraint:
+    """A constraint set the mirror steps project onto exactly: ``"none"``, ``"l1"``, ``"linf"``,
+    ``"simplex"`` (from :mod:`algorithms.constraints`) or ``"lp"`` (the ball ‖w‖_s ≤ radius)."""
+    if isinstance(name, Constraint):
+        name = name.name if name.kind != LP else "lp"
+    if name == "lp":
+        return Constraint("lp", LP, check_positive("radius", radius))
+    if name not in MIRROR_CONSTRAINTS:
+        raise ValueError(
+            f"constraint must be one of {MIRROR_CONSTRAINTS} for the mirror-descent solvers (exact Bregman "
+            f"projections); got {name!r}"
+        )
+    return get_constraint(name, radius)
+
+
+def primal_diameter(con: Constraint, geo: LpGeometry) -> float:
+    """‖·‖_p diameter M = sup_{x,y∈C} ‖x − y‖_p of C (Assumption 4); inf for ℝᵈ."""
+    R = con.radius
+    if con.kind == NONE:
+        return math.inf
+    if con.kind == L1:
+        return 2.0 * R  # ±R e₁
+    if con.kind == SIMPLEX:
+        return R * 2.0 ** (1.0 / geo.p)  # R(e₁ − e₂)
+    if con.kind == LINF:
+        return 2.0 * R * geo.d ** (1.0 / geo.p)  # R(1 − (−1))
+    # ball of ‖·‖_s: ‖x‖_p ≤ ‖x‖_s (s ≤ p), diameter 2R
+    return 2.0 * R
+
+
+# --------------------------------------------------------------------------------------- kernels
+
+
+@njit(cache=True)
+def lp_norm_kernel(v: np.ndarray, a: float) -> float:
+    """‖v‖_a for a ≥ 1 (inf allowed), scaled by max |vⱼ| against overflow / underflow."""
+    m = 0.0
+    for j in range(v.shape[0]):
+        m = max(m, abs(v[j]))
+    if m == 0.0 or math.isinf(a):
+        return m
+    acc = 0.0
+    for j in range(v.shape[0]):
+        acc += (abs(v[j]) / m) ** a
+    return m * acc ** (1.0 / a)
+
+
+@njit(cache=True)
+def _duality_map(v: np.ndarray, a: float, scale: float, out: np.ndarray) -> float:
+    """out ← scale·‖v‖_a·sign(v)|v/‖v‖_a|^{a−1} (the gradient of (scale/2)‖·‖_a²); returns ‖v‖_a."""
+    nrm = lp_norm_kernel(v, a)
+    if nrm == 0.0:
+        out[:] = 0.0
+        return 0.0
+    for j in range(v.shape[0]):
+        t = abs(v[j]) / nrm
+        out[j] = math.copysign(scale * nrm * t ** (a - 1.0), v[j]) if t > 0.0 else 0.0
+    return nrm
+
+
+@njit(cache=True)
+def mirror_grad_kernel(w: np.ndarray, s: float, kappa: float, out: np.ndarray) -> None:
+    """out ← ∇Φ(w) = κ‖w‖_s^{2−s} sign(w)|w|^{s−1}."""
+    _duality_map(w, s, kappa, out)
+
+
+@njit(cache=True)
+def mirror_inverse_kernel(theta: np.ndarray, r: float, kappa: float, out: np.ndarray) -> None:
+    """out ← ∇Φ*(θ) = (1/κ)‖θ‖_r^{2−r} sign(θ)|θ|^{r−1} (the inverse of ∇Φ)."""
+    _duality_map(theta, r, 1.0 / kappa, out)
+
+
+@njit(cache=True)
+def _soft(theta: np.ndarray, nu: float, kind: int, u: np.ndarray) -> None:
+    """u ← soft(θ, ν) (ℓ1 ball) or (θ − ν)₊ (simplex)."""
+    for j in range(theta.shape[0]):
+        if kind == SIMPLEX:
+            a = theta[j] - nu
+            u[j] = a if a > 0.0 else 0.0
+        else:
+            a = abs(theta[j]) - nu
+            u[j] = math.copysign(a, theta[j]) if a > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _box_point(theta: np.ndarray, N: float, R: float, r: float, s: float, kappa: float, out: np.ndarray) -> None:
+    """out ← w(N): |wⱼ| = min(R, (|θⱼ|/(κN^{2−s}))^{r−1}) with the sign of θⱼ (box KKT at ‖w‖_s = N)."""
+    c = kappa * N ** (2.0 - s)
+    for j in range(theta.shape[0]):
+        a = abs(theta[j])
+        if a == 0.0:
+            out[j] = 0.0
+            continue
+        # (a/c)^{r−1} computed in logs to avoid overflow when c is tiny
+        lg = (r - 1.0) * (math.log(a) - math.log(c))
+        val = R if lg >= math.log(R) else math.exp(lg)
+        out[j] = math.copysign(val, theta[j])
+
+
+@njit(cache=True)
+def _residual(kind: int, x: float, theta: np.ndarray, R: float, r: float, s: float, kappa: float,
+              u: np.ndarray, out: np.ndarray) -> float:
+    """h(x) (non-increasing in x), with the candidate point left in ``out``."""
+    if kind == LINF:
+        _box_point(theta, x, R, r, s, kappa, out)
+        return lp_norm_kernel(out, s) - x
+    _soft(theta, x, kind, u)
+    mirror_inverse_kernel(u, r, kappa, out)
+    acc = 0.0
+    for j in range(out.shape[0]):
+        acc += abs(out[j])
+    return acc - R
+
+
+@njit(cache=True)
+def _certified_root(kind: int, a: float, b: float, theta: np.ndarray, R: float, r: float, s: float,
+                    kappa: float, u: np.ndarray, out: np.ndarray) -> int:
+    """Shrink [a, b] (h(a) > 0 ≥ h(b)) to adjacent floats; leave w(b) in ``out``; return iterations."""
+    ha = _residual(kind, a, theta, R, r, s, kappa, u, out)
+    hb = _residual(kind, b, theta, R, r, s, kappa, u, out)
+    side = 0
+    it = 0
+    while it < _MAX_ROOT_ITERATIONS:
+        width = b - a
+        mid = a + 0.5 * width
+        if not (a < mid < b):
+            break
+        # Illinois regula falsi point, kept strictly inside the bracket
+        x = b - hb * (b - a) / (hb - ha) if ha != hb else mid
+        if not (a < x < b):
+            x = mid
+        hx = _residual(kind, x, theta, R, r, s, kappa, u, out)
+        it += 1
+        if hx > 0.0:
+            a, ha = x, hx
+            if side == 1:
+                hb *= 0.5
+            side = 1
+        else:
+            b, hb = x, hx
+            if side == -1:
+                ha *= 0.5
+            side = -1
+        if b - a > 0.5 * width:  # slow progress: bisect once
+            hm = _residual(kind, mid, theta, R, r, s, kappa, u, out)
+            it += 1
+            if hm > 0.0:
+                a, ha = mid, hm
+            else:
+                b, hb = mid, hm
+            side = 0
+    _residual(kind, b, theta, R, r, s, kappa, u, out)
+    return it
+
+
+@njit(cache=True)
+def bregman_step_kernel(kind: int, radius: float, r: float, s: float, kappa: float, theta: np.ndarray,
+                        out: np.ndarray) -> int:
+    """out ← argmin_{w∈C} Φ(w) − ⟨θ, w⟩ exactly (module docstring). Returns the number of 1-D root
+    iterations (0 for the closed forms)."""
+    d = theta.shape[0]
+    if kind == NONE:
+        mirror_inverse_kernel(theta, r, kappa, out)
+        return 0
+    if kind == LP:
+        nrm = _duality_map(theta, r, 1.0, out)  # out = ‖θ‖_r · u, ‖u‖_s = 1
+        if nrm > 0.0:
+            t = min(nrm / kappa, radius)
+            f = t / nrm
+            for j in range(d):
+                out[j] *= f
+        return 0
+    u = np.empty(d)
+    if kind == L1:
+        mirror_inverse_kernel(theta, r, kappa, out)
+        acc = 0.0
+        for j in range(d):
+            acc += abs(out[j])
+        if acc <= radius:
+            return 0
+        top = 0.0
+        for j in range(d):
+            top = max(top, abs(theta[j]))
+        return _certified_root(kind, 0.0, top, theta, radius, r, s, kappa, u, out)
+    if kind == SIMPLEX:
+        top = theta.max()
+        step = max(1.0, abs(top))
+        lo = top - step
+        while _residual(kind, lo, theta, radius, r, s, kappa, u, out) <= 0.0:
+            step *= 2.0
+            lo = top - step
+        return _certified_root(kind, lo, top, theta, radius, r, s, kappa, u, out)
+    # LINF (box |wⱼ| ≤ R)
+    mirror_inverse_kernel(theta, r, kappa, out)
+    inside = True
+    for j in range(d):
+        if abs(out[j]) > radius:
+            inside = False
+            break
+    if inside:
+        return 0
+    nz = 0
+    for j in range(d):
+        if theta[j] != 0.0:
+            nz += 1
+    hi = radius * nz ** (1.0 / s)  # ‖w(N)‖_s ≤ R·nz^{1/s} for every N, so h(hi) ≤ 0
+    lo = hi
+    while _residual(kind, lo, theta, radius, r, s, kappa, u, out) <= 0.0:
+        lo *= 0.5
+    return _certified_root(kind, lo, hi, theta, radius, r, s, kappa, u, out)
+
+
+# --------------------------------------------------------------------------------- Python helpers
+
+
+def mirror_value(w: np.ndarray, geo: LpGeometry) -> float:
+    """Φ(w) = (κ/2)‖w‖_s²."""
+    return 0.5 * geo.kappa * float(lp_norm_kernel(np.ascontiguousarray(w, dtype=np.float64), geo.s)) ** 2
+
+
+def bregman_divergence(w: np.ndarray, v: np.ndarray, geo: LpGeometry) -> float:
+    """D_Φ(w, v) = Φ(w) − Φ(v) − ⟨∇Φ(v), w − v⟩ (Definition 8)."""
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    g = np.empty_like(v)
+    mirror_grad_kernel(v, geo.s, geo.kappa, g)
+    return mirror_value(w, geo) - mirror_value(v, geo) - float(g @ (np.asarray(w, dtype=np.float64) - v))
+
+
+def bregman_step(theta: np.ndarray, geo: LpGeometry, con: Constraint) -> np.ndarray:
+    """argmin_{w∈C} Φ(w) − ⟨θ, w⟩ (a new array); see :func:`bregman_step_kernel`."""
+    th = np.ascontiguousarray(theta, dtype=np.float64)
+    if th.shape != (geo.d,) or not np.all(np.isfinite(th)):
+        raise ValueError(f"theta must be a finite vector of length d={geo.d}")
+    out = np.empty_like(th)
+    bregman_step_kernel(con.kind, con.radius, geo.r, geo.s, geo.kappa, th, out)
+    return out
