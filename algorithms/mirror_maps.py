@@ -11,8 +11,10 @@ a sensitivity measured in ℓq converts to ℓr with the factor d^{1/r − 1/q} 
 
     Φ(w) = (κ/2)·‖w‖_s²,   s = (κ + 1)/κ = r/(r − 1) = max{p, 1 + 1/(2 ln d)},
 
-which is 1-strongly convex w.r.t. ‖·‖_s (Ball, Carlen, Lieb), hence w.r.t. ‖·‖_p (s ≤ p). Its
-conjugate is Φ*(θ) = ‖θ‖_r²/(2κ), so ∇Φ and ∇Φ* = (∇Φ)⁻¹ are closed forms.
+which is 1-strongly convex w.r.t. ‖·‖_s (Ball, Carlen, Lieb). When 1/(p − 1) ≤ 2 ln d, s = p and Φ
+is 1-strongly convex w.r.t. ‖·‖_p; when κ is capped (p < 1 + 1/(2 ln d)), s > p and the modulus
+w.r.t. ‖·‖_p is d^{−2(1/p − 1/s)} ≥ 1/e (Nemirovski's choice; the paper states 1). Its conjugate is
+Φ*(θ) = ‖θ‖_r²/(2κ), so ∇Φ and ∇Φ* = (∇Φ)⁻¹ are closed forms.
 
 **Departure from the printed text.** The paper writes the exponent of Φ as κ₊ = κ/(κ − 1), the
 Hölder conjugate of κ. That is not the conjugate of the dual's smooth-norm exponent κ + 1 and does
@@ -149,8 +151,8 @@ def primal_diameter(con: Constraint, geo: LpGeometry) -> float:
         return R * 2.0 ** (1.0 / geo.p)  # R(e₁ − e₂)
     if con.kind == LINF:
         return 2.0 * R * geo.d ** (1.0 / geo.p)  # R(1 − (−1))
-    # ball of ‖·‖_s: ‖x‖_p ≤ ‖x‖_s (s ≤ p), diameter 2R
-    return 2.0 * R
+    # ball of ‖·‖_s (s ≥ p): ‖x‖_p ≤ d^{1/p − 1/s}‖x‖_s, equality on the diagonal; 2R when s = p
+    return 2.0 * R * geo.d ** max(0.0, 1.0 / geo.p - 1.0 / geo.s)
 
 
 # --------------------------------------------------------------------------------------- kernels

@@ -1,0 +1,138 @@
+"""ℓp geometry of Su–Zhao–Wang: κ, r, s; the mirror map's gradient / inverse / strong convexity; the
+exact Bregman steps checked against a numerical minimisation of the step objective (SciPy)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+
+from algorithms.mirror_maps import (
+    bregman_divergence, bregman_step, lp_geometry, lp_norm_kernel, mirror_constraint, mirror_grad_kernel,
+    mirror_inverse_kernel, mirror_value, primal_diameter,
+)
+
+
+def test_geometry_constants_follow_the_paper():
+    g = lp_geometry(1.5, 100)  # 1/(p−1) = 2 < 2 ln 100
+    assert (g.kappa, g.q, g.r, g.s) == pytest.approx((2.0, 3.0, 3.0, 1.5))
+    g = lp_geometry(1.01, 10)  # 1/(p−1) = 100 > 2 ln 10: κ capped, s = 1 + 1/(2 ln d)
+    assert g.kappa == pytest.approx(2 * math.log(10))
+    assert g.r == pytest.approx(1 + 2 * math.log(10))
+    assert g.s == pytest.approx(1 + 1 / (2 * math.log(10)))
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, math.inf, 0.5])
+def test_p_outside_1_2_is_refused_naming_p_and_the_range(p):
+    with pytest.raises(ValueError, match=r"p must be in \(1, 2\)"):
+        lp_geometry(p, 10)
+
+
+def test_l2_ball_is_refused_for_mirror_steps():
+    with pytest.raises(ValueError, match="constraint must be one of"):
+        mirror_constraint("l2", 1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(1.05, 1.95), st.integers(2, 30), st.integers(0, 2**31))
+def test_inverse_gradient_inverts_the_gradient(p, d, seed):
+    g = lp_geometry(p, d)
+    w = np.random.default_rng(seed).normal(size=d)
+    th = np.empty(d)
+    back = np.empty(d)
+    mirror_grad_kernel(w, g.s, g.kappa, th)
+    mirror_inverse_kernel(th, g.r, g.kappa, back)
+    np.testing.assert_allclose(back, w, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(1.05, 1.95), st.integers(2, 30), st.integers(0, 2**31))
+def test_mirror_map_is_1_strongly_convex_in_the_primal_norm(p, d, seed):
+    """D_Φ(w, v) ≥ (m/2)‖w − v‖_p² with m = 1 when s = p (the paper's claim) and m = d^{−2(1/p − 1/s)} ≥ 1/e
+    when κ is capped at 2 ln d."""
+    g = lp_geometry(p, d)
+    m = min(1.0, d ** (-2 * (1 / p - 1 / g.s)))
+    assert m >= math.exp(-1) * (1 - 1e-12)
+    rng = np.random.default_rng(seed)
+    w, v = rng.normal(size=d), rng.normal(size=d)
+    assert bregman_divergence(w, v, g) >= 0.5 * m * lp_norm_kernel(w - v, p) ** 2 * (1 - 1e-9)
+
+
+def test_capped_kappa_breaks_unit_modulus_in_the_primal_norm():
+    """The counterexample hypothesis found (p = 1.125, d = 2): with κ = 2 ln d the modulus w.r.t. ‖·‖_p is < 1."""
+    g = lp_geometry(1.125, 2)
+    w, v = np.array([0.12573022, -0.13210486]), np.array([0.64042265, 0.10490012])
+    assert bregman_divergence(w, v, g) < 0.5 * lp_norm_kernel(w - v, 1.125) ** 2
+
+
+def _scipy_step(theta, g, con, rng):
+    """Best of several SciPy solves of min_{w∈C} Φ(w) − ⟨θ, w⟩ (independent route)."""
+    d, R = g.d, con.radius
+    f = lambda v: mirror_value(v, g) - theta @ v  # noqa: E731
+    best = None
+    for _ in range(4):
+        x0 = rng.normal(size=d) * 0.05
+        if con.name == "none":
+            res = minimize(f, x0, method="BFGS", options={"gtol": 1e-12})
+        elif con.name == "l1":  # split w = a − b, a, b ≥ 0: a smooth, exactly representable problem
+            h = lambda z: f(z[:d] - z[d:])  # noqa: E731
+            res = minimize(h, np.abs(np.concatenate([x0, -x0])), method="SLSQP", bounds=[(0, None)] * (2 * d),
+                           constraints=[{"type": "ineq", "fun": lambda z: R - z.sum()}],
+                           options={"ftol": 1e-15, "maxiter": 2000})
+            res.x = res.x[:d] - res.x[d:]
+        elif con.name == "simplex":
+            res = minimize(f, np.full(d, R / d), method="SLSQP", bounds=[(0, None)] * d,
+                           constraints=[{"type": "eq", "fun": lambda v: v.sum() - R}],
+                           options={"ftol": 1e-15, "maxiter": 2000})
+        elif con.name == "linf":
+            res = minimize(f, x0, method="L-BFGS-B", bounds=[(-R, R)] * d, options={"ftol": 1e-15, "gtol": 1e-12})
+        else:
+            res = minimize(f, x0, method="SLSQP",
+                           constraints=[{"type": "ineq", "fun": lambda v: R**g.s - np.sum(np.abs(v) ** g.s)}],
+                           options={"ftol": 1e-15, "maxiter": 2000})
+        if best is None or res.fun < best.fun:
+            best = res
+    return best
+
+
+@pytest.mark.parametrize("p", [1.1, 1.5, 1.9])
+@pytest.mark.parametrize("name,radius", [("none", None), ("l1", 0.7), ("simplex", 1.3), ("linf", 0.2), ("lp", 0.5)])
+def test_bregman_step_matches_numerical_minimisation(p, name, radius):
+    rng = np.random.default_rng(int(100 * p) + len(name))
+    g = lp_geometry(p, 6)
+    con = mirror_constraint(name, radius)
+    for _ in range(3):
+        theta = rng.normal(size=6) * 2.0
+        w = bregman_step(theta, g, con)
+        f = lambda v: mirror_value(v, g) - theta @ v  # noqa: E731
+        ref = _scipy_step(theta, g, con, rng)
+        # ours is feasible ...
+        if name == "l1":
+            assert np.abs(w).sum() <= radius * (1 + 1e-12)
+        elif name == "simplex":
+            assert w.min() >= 0 and abs(w.sum() - radius) <= 1e-12 * radius * 6
+        elif name == "linf":
+            assert np.abs(w).max() <= radius
+        elif name == "lp":
+            assert lp_norm_kernel(w, g.s) <= radius * (1 + 1e-12)
+        # ... at least as good as SciPy (up to SciPy's own constraint tolerance), and the same point
+        assert f(w) <= ref.fun + 1e-7 * (1 + abs(ref.fun))
+        np.testing.assert_allclose(w, ref.x, atol=5e-4)
+
+
+def test_active_l1_step_lands_on_the_sphere_to_rounding():
+    g = lp_geometry(1.3, 50)
+    con = mirror_constraint("l1", 1.0)
+    theta = np.random.default_rng(3).normal(size=50) * 10
+    w = bregman_step(theta, g, con)
+    assert 1.0 - 1e-12 <= np.abs(w).sum() <= 1.0 + 1e-12
+
+
+def test_diameters_in_the_primal_norm():
+    g = lp_geometry(1.5, 4)
+    assert primal_diameter(mirror_constraint("l1", 2.0), g) == 4.0
+    assert primal_diameter(mirror_constraint("simplex", 1.0), g) == pytest.approx(2 ** (1 / 1.5))
+    assert primal_diameter(mirror_constraint("linf", 1.0), g) == pytest.approx(2 * 4 ** (1 / 1.5))
+    assert primal_diameter(mirror_constraint("none", None), g) == math.inf
