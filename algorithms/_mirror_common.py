@@ -111,15 +111,16 @@ def check_mirror_calibration(calibration: str) -> str:
     return check_choice("calibration", calibration, ("accountant", "paper"))
 
 
-def check_steps(steps: Optional[int], default: float, n: int, name: str = "steps") -> int:
-    """``steps`` if given, else the theorem's T rounded up, in [1, n]."""
+def check_steps(steps: Optional[int], default: float, n: Optional[int], name: str = "steps") -> int:
+    """``steps`` if given, else the theorem's T rounded up; in [1, n] when ``n`` is given (one batch per
+    step), unbounded when None (full-batch steps)."""
     if steps is not None:
         T = check_positive_int(name, steps)
     else:
         if not math.isfinite(default) or default <= 0:
             raise ValueError(f"{name}: the default schedule is not finite here; give {name} explicitly")
         T = max(1, math.ceil(default))
-    if T > n:
+    if n is not None and T > n:
         raise ValueError(f"{name} must be in [1, n={n}] (each batch holds at least one record); got {T}")
     return T
 

@@ -142,7 +142,7 @@ def noisy_mirror_descent(
     alpha : float
         L2 strength of the objective, (alpha/2)‖w‖² (not the paper's α).
     steps : int, optional
-        T; default Theorem 7's ⌈(nεκ/√(d log(1/δ)))^{2/5}⌉ (⌈√n⌉ when ε = inf), at most n.
+        T; default Theorem 7's ⌈(nεκ/√(d log(1/δ)))^{2/5}⌉ (⌈√n⌉ when ε = inf).
     phi_weight : float, optional
         The paper's α ≥ 0 (weight of αΦ(w)); default (4β/T) log₂(n/T) (needs n > T).
     smoothness : float, optional
@@ -180,7 +180,7 @@ def noisy_mirror_descent(
         default_T = (n * epsilon * geo.kappa / math.sqrt(d * math.log(1.0 / delta))) ** 0.4
     else:
         default_T = default_steps_nonprivate(n)
-    T = check_steps(steps, default_T, n)
+    T = check_steps(steps, default_T, None)
     beta = m.smoothness
     if phi_weight is None:
         if n <= T:
