@@ -100,6 +100,7 @@ def setup(X, y, rng, loss, epsilon, delta, alpha, relation, calibration, data_no
     R = check_positive("data_norm_bound", data_norm_bound)
     L, beta = glm_constants(lossf, R)
     data = prepare_data(X, y, lossf.task, R)
+    lossf.check_targets(data.y)
     return Setup(lossf, eps, dlt, a, calibration, R, data, L, beta, as_generator(rng))
 
 

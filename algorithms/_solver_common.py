@@ -124,6 +124,7 @@ def setup(
         # Proj_C ∘ prox_{ηr} is the exact prox of r + I_C for the balls and the box, not for the simplex.
         raise ValueError("l1 must be 0 with constraint='simplex' (‖w‖₁ is constant on the simplex)")
     data = prepare_data(X, y, lossobj.task, data_norm_bound)
+    lossobj.check_targets(data.y)
     if clip_norm is not None:
         clip = check_positive("clip_norm", clip_norm)
     elif data_norm_bound is None:

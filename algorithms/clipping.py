@@ -1,9 +1,26 @@
 """Per-example gradient clipping kernels and the sensitivity of a clipped sum.
 
 Clipping (Abadi et al. 2016, Alg. 1 "clip gradient"): ``ḡᵢ = gᵢ · min(1, C/‖gᵢ‖₂)``. For the
-generalized linear losses of :mod:`algorithms.losses` the per-example gradient is ``ℓ'(zᵢ, yᵢ)·xᵢ``
-so its norm is ``|ℓ'|·‖xᵢ‖₂`` and clipping costs one multiply per example once the row norms are
-known (``row_norms_kernel``).
+generalized linear losses of :mod:`algorithms.losses` the per-example gradient is ``gᵢ = cᵢ·xᵢ`` with
+``cᵢ = ℓ'(zᵢ, yᵢ)``, so its norm is ``|cᵢ|·‖xᵢ‖₂`` and clipping costs one comparison per example once
+the row norms are known (``row_norms_kernel``).
+
+Floating-point safety (issue 13): the clip must bound the norm of the vector that is actually
+added, for every finite input.
+
+* Norms are computed without underflow or overflow (:func:`vector_norm`): the plain Σx² is used
+  only when it lies far inside the normal range, else the entries are rescaled by a power of two
+  (exact) first — rows of entries ~1e-170 get their true norm, not 0, so their gradients are clipped.
+* The comparison is made in coefficient space, ``|cᵢ| > C′/‖xᵢ‖`` (no product that can overflow),
+  and a clipped coefficient is ``±C′/‖xᵢ‖`` (rounded towards 0 where it is subnormal), so the added
+  vector ``c̄ᵢ·xᵢ`` has norm ≤ C. ``C′ = C·(1 − (2d + 16)·2⁻⁵³)`` absorbs the rounding of the norm,
+  the quotient and the products (Higham 2002, §3.1: relative error ≤ γ_{d+2} for a norm of d terms).
+* A non-finite coefficient — the margin ``zᵢ = ⟨w, xᵢ⟩`` overflowed — is treated by sign: ``±inf``
+  (squared loss, ``|zᵢ − yᵢ|`` beyond the float range) is clipped like any large finite value;
+  ``NaN`` (partial sums of opposite signs overflowed, the sign is unknown) contributes the zero
+  vector. A row whose norm itself overflows (‖xᵢ‖ > 1.8e308) also contributes zero. A zero
+  contribution has norm 0 ≤ C, so the sensitivity below holds whatever the record; the decision
+  uses only that record and w.
 
 The sum Σᵢ ḡᵢ has ℓ2 sensitivity ``C`` under ``add_remove`` (one term appears or disappears) and
 ``2C`` under ``replace_one`` (one term changes, each of norm ≤ C): :func:`clipped_sum_sensitivity`.
@@ -22,6 +39,9 @@ from .losses import loss_deriv, row_axpy, row_dot
 
 __all__ = [
     "clipped_sum_sensitivity",
+    "vector_norm",
+    "clip_margin",
+    "clipped_coefficient",
     "clip_factor",
     "clip_vector_kernel",
     "row_norms_kernel",
@@ -51,6 +71,70 @@ def clipped_sum_sensitivity(clip_norm: float, relation: str) -> float:
     return c if check_relation("relation", relation) == "add_remove" else 2.0 * c
 
 
+_U = 2.0 ** -53  # unit roundoff of float64
+_TINY = 2.0 ** -1022  # least normal float64
+_HUGE = 1.7976931348623157e308  # largest float64
+# Σx² is trusted only inside [2⁻⁹⁰⁰, 2⁹⁰⁰]: there no square overflows and the squares that
+# underflow (each < 2⁻¹⁰²²) change the sum by a relative amount far below the rounding error.
+_SUMSQ_LO, _SUMSQ_HI = 2.0 ** -900, 2.0 ** 900
+
+
+@njit(cache=True)
+def _row_norm(X: np.ndarray, i: int) -> float:
+    d = X.shape[1]
+    s = 0.0
+    for j in range(d):
+        s += X[i, j] * X[i, j]
+    if _SUMSQ_LO <= s <= _SUMSQ_HI:
+        return math.sqrt(s)
+    m = 0.0
+    for j in range(d):
+        m = max(m, abs(X[i, j]))
+    if m == 0.0 or not m < math.inf:
+        return m
+    e = math.frexp(m)[1]  # m = f·2^e, f in [0.5, 1): x·2^−e is exact unless it underflows
+    s = 0.0
+    for j in range(d):
+        t = math.ldexp(X[i, j], -e)
+        s += t * t
+    return math.ldexp(math.sqrt(s), e)  # inf only if ‖x‖ itself exceeds the float range
+
+
+@njit(cache=True)
+def vector_norm(g: np.ndarray) -> float:
+    """‖g‖₂ without spurious underflow or overflow (scaled by a power of two when Σg² leaves
+    [2⁻⁹⁰⁰, 2⁹⁰⁰]); ``inf`` only when the true norm exceeds the float range."""
+    return _row_norm(g.reshape((1, g.shape[0])), 0)
+
+
+@njit(cache=True)
+def clip_margin(clip: float, d: int) -> float:
+    """C′ = C·(1 − (2d + 16)·2⁻⁵³): the threshold that keeps the *computed* clipped vector of
+    dimension d at norm ≤ C despite rounding of its norm, the quotient and the products."""
+    return clip * (1.0 - (2.0 * d + 16.0) * _U)
+
+
+@njit(cache=True)
+def clipped_coefficient(c: float, row_norm: float, clip_safe: float) -> float:
+    """The coefficient c̄ with ‖c̄·x‖₂ ≤ C of the clipped per-example gradient ``clip_C(c·x)``.
+
+    ``row_norm`` = ‖x‖₂ (from :func:`vector_norm`), ``clip_safe`` = :func:`clip_margin`. Returns
+    ``c`` when ``|c| ≤ C′/‖x‖``, else ``±C′/‖x‖`` (rounded towards 0 if subnormal). ``NaN`` (overflowed
+    margin of unknown sign) and an overflowed row norm give 0; ``±inf`` is clipped by its sign.
+    """
+    if c != c or not row_norm < math.inf:
+        return 0.0
+    if row_norm == 0.0:
+        return 0.0 if abs(c) == math.inf else c  # the gradient c·0 is the zero vector
+    q = clip_safe / row_norm
+    if abs(c) <= q and abs(c) < math.inf:
+        return c
+    q = min(q, _HUGE)  # only reachable for c = ±inf and a subnormal row norm
+    if q < _TINY:
+        q = np.nextafter(q, 0.0)  # the quotient's rounding error is absolute here: step below it
+    return q if c > 0.0 else -q
+
+
 @njit(cache=True)
 def clip_factor(norm: float, clip: float) -> float:
     """min(1, C/norm) (1 when norm = 0)."""
@@ -61,12 +145,13 @@ def clip_factor(norm: float, clip: float) -> float:
 
 @njit(cache=True)
 def clip_vector_kernel(g: np.ndarray, clip: float) -> float:
-    """In place: scale ``g`` to norm ≤ ``clip``; returns the norm before clipping."""
-    s = 0.0
-    for j in range(g.shape[0]):
-        s += g[j] * g[j]
-    nrm = math.sqrt(s)
-    f = clip_factor(nrm, clip)
+    """In place: scale ``g`` to norm ≤ ``clip`` (:func:`vector_norm`, threshold :func:`clip_margin`);
+    returns the norm before clipping (``inf`` if it overflows: ``g`` is then zeroed)."""
+    nrm = vector_norm(g)
+    if not nrm < math.inf:
+        g[:] = 0.0
+        return nrm
+    f = clip_factor(nrm, clip_margin(clip, g.shape[0]))
     if f < 1.0:
         for j in range(g.shape[0]):
             g[j] *= f
@@ -75,14 +160,11 @@ def clip_vector_kernel(g: np.ndarray, clip: float) -> float:
 
 @njit(cache=True)
 def row_norms_kernel(X: np.ndarray) -> np.ndarray:
-    """‖xᵢ‖₂ of every row."""
-    n, d = X.shape
+    """‖xᵢ‖₂ of every row (:func:`vector_norm`: no underflow for tiny entries, no overflow for huge ones)."""
+    n = X.shape[0]
     out = np.empty(n)
     for i in range(n):
-        s = 0.0
-        for j in range(d):
-            s += X[i, j] * X[i, j]
-        out[i] = math.sqrt(s)
+        out[i] = _row_norm(X, i)
     return out
 
 
@@ -92,13 +174,14 @@ _BLOCK = 16  # rows per block: their dot products are independent, so they pipel
 @njit(cache=True)
 def _clipped_sum(kind, param, X, y, row_norms, w, ref, mode, idx, use_idx, count, clip, out) -> int:
     """Shared core: ``out ← Σ_k clip_C(cₖ·x_{i_k})`` over rows i_k = idx[k] (or k), k < count, with
-    cₖ = ℓ'(⟨w, x⟩, y). ``mode`` 1: also store the raw cₖ in ``ref[i_k]``; mode 2: use
+    cₖ = ℓ'(⟨w, x⟩, y) clipped by :func:`clipped_coefficient`. ``mode`` 1: also store the raw cₖ in ``ref[i_k]``; mode 2: use
     cₖ − ref[i_k] instead (a stored snapshot derivative). Two phases per block of rows —
     coefficients, then the accumulation — so consecutive rows' dot products overlap.
     Returns the number of clipped terms."""
     out[:] = 0.0
     coef = np.empty(_BLOCK)
     clipped = 0
+    clip_safe = clip_margin(clip, X.shape[1])
     for start in range(0, count, _BLOCK):
         stop = min(count, start + _BLOCK)
         for k in range(start, stop):
@@ -108,10 +191,10 @@ def _clipped_sum(kind, param, X, y, row_norms, w, ref, mode, idx, use_idx, count
                 ref[i] = c
             elif mode == 2:
                 c -= ref[i]
-            f = clip_factor(abs(c) * row_norms[i], clip)
-            if f < 1.0:
+            cbar = clipped_coefficient(c, row_norms[i], clip_safe)
+            if cbar != c:
                 clipped += 1
-            coef[k - start] = c * f
+            coef[k - start] = cbar
         for k in range(start, stop):
             row_axpy(coef[k - start], X, idx[k] if use_idx else k, out)
     return clipped

@@ -20,6 +20,11 @@ Losses (``kind`` code, parameter):
   ``1 − m`` for ``m < 1 − h``; ``|φ'| ≤ 1``, ``φ'' ≤ 1/(2h)``.
 
 Kernels take ``(kind, param)`` so that one compiled solver serves every loss.
+
+Regression targets: ``get_loss(..., target_bound=B)`` states a public bound ``|yᵢ| ≤ B``; the
+solvers check every target against it (:meth:`Loss.check_targets`, ``ValueError`` naming
+``target_bound``) and the squared loss uses it for its Lipschitz constant on a bounded domain. The
+clipped solvers' privacy does not rest on it: per-example gradients are clipped whatever ``y`` is.
 """
 
 from __future__ import annotations
@@ -207,6 +212,8 @@ class Loss:
         c₂ with ``0 ≤ ℓ''(z, y) ≤ c₂``.
     deriv_range : float
         Width of the range of ℓ' (bounds ``|ℓ'(z, y) − ℓ'(z', y)|``; 1 for logistic, 2h for Huber).
+    target_bound : float or None
+        Public bound B on ``|yᵢ|`` (regression only; target units), checked by :meth:`check_targets`.
     """
 
     name: str
@@ -216,6 +223,7 @@ class Loss:
     deriv_bound: float
     second_deriv_bound: float
     deriv_range: float
+    target_bound: Optional[float] = None
 
     # ---------------------------------------------------------------- dataset-level evaluations
     def value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
@@ -237,16 +245,30 @@ class Loss:
         """Per-example ℓ''(zᵢ, yᵢ)."""
         return _deriv_vector(self.kind, self.param, _f64(np.atleast_1d(z)), _f64(np.atleast_1d(y)), True)
 
+    def check_targets(self, y: np.ndarray) -> None:
+        """Raise ``ValueError`` naming ``target_bound`` if some ``|yᵢ|`` exceeds it (no-op without a bound)."""
+        if self.target_bound is None:
+            return
+        worst = int(np.argmax(np.abs(y)))
+        if not abs(y[worst]) <= self.target_bound:
+            raise ValueError(
+                f"target_bound={self.target_bound!r} is violated: target {worst} is {y[worst]!r}; "
+                "targets must satisfy |y| <= target_bound (a public bound, never read off the data)"
+            )
+
     # ---------------------------------------------------------------------------- constants
     def lipschitz(self, radius_x: float, radius_w: float = math.inf, label_bound: Optional[float] = None) -> float:
         """ℓ2-Lipschitz constant in w of ℓ(·; x, y) for ``‖x‖₂ ≤ radius_x`` and ``‖w‖₂ ≤ radius_w``.
 
         ``|ℓ'|·‖x‖``: ``deriv_bound · radius_x``; for the squared loss ``|z − y| ≤ radius_x·radius_w
-        + label_bound`` is needed (``inf`` when the domain is unbounded or ``label_bound`` is None).
+        + label_bound`` is needed (``inf`` when the domain is unbounded or no bound is known;
+        ``label_bound`` defaults to :attr:`target_bound`).
         """
         rx = check_nonnegative("radius_x", radius_x)
         if self.kind != SQUARED:
             return self.deriv_bound * rx
+        if label_bound is None:
+            label_bound = self.target_bound
         if label_bound is None or math.isinf(radius_w):
             return math.inf
         rw = check_nonnegative("radius_w", radius_w)
@@ -262,7 +284,8 @@ def _f64(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
-def get_loss(name: str, *, huber_delta: float = 1.0, smoothing: float = 0.5) -> Loss:
+def get_loss(name: str, *, huber_delta: float = 1.0, smoothing: float = 0.5,
+             target_bound: Optional[float] = None) -> Loss:
     """Return the :class:`Loss` called ``name``.
 
     Parameters
@@ -272,16 +295,22 @@ def get_loss(name: str, *, huber_delta: float = 1.0, smoothing: float = 0.5) -> 
         Huber threshold h > 0 (same units as the residual ``⟨w, x⟩ − y``); ``"huber"`` only.
     smoothing : float
         Smoothing half-width h > 0 of the Huberized hinge (margin units); ``"smoothed_hinge"`` only.
+    target_bound : float, optional
+        Public bound B > 0 on |yᵢ| (target units); regression losses only.
     """
     if isinstance(name, Loss):
         return name
+    if target_bound is not None:
+        if name not in ("huber", "squared"):
+            raise ValueError(f"target_bound applies to the regression losses 'huber' and 'squared'; got loss={name!r}")
+        target_bound = check_positive("target_bound", target_bound)
     if name == "logistic":
         return Loss("logistic", LOGISTIC, 0.0, "classification", 1.0, 0.25, 1.0)
     if name == "huber":
         h = check_positive("huber_delta", huber_delta)
-        return Loss("huber", HUBER, h, "regression", h, 1.0, 2.0 * h)
+        return Loss("huber", HUBER, h, "regression", h, 1.0, 2.0 * h, target_bound)
     if name == "squared":
-        return Loss("squared", SQUARED, 0.0, "regression", math.inf, 1.0, math.inf)
+        return Loss("squared", SQUARED, 0.0, "regression", math.inf, 1.0, math.inf, target_bound)
     if name == "smoothed_hinge":
         h = check_positive("smoothing", smoothing)
         return Loss("smoothed_hinge", SMOOTHED_HINGE, h, "classification", 1.0, 1.0 / (2.0 * h), 1.0)

@@ -98,3 +98,86 @@ def test_data_validation():
         prepare_data(X, [1, 1], "classification", data_norm_bound=0.9)
     with pytest.raises(ValueError, match="one label per row"):
         prepare_data(X, [1, 1, 1], "classification")
+
+
+# ------------------------------------------------------------ floating-point safety (issue 13)
+
+from algorithms.clipping import clip_margin, clipped_coefficient, vector_norm  # noqa: E402
+
+FINITE = st.floats(allow_nan=False, allow_infinity=False)
+
+
+def _hypot(row):
+    import math
+    return math.hypot(*row)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(FINITE, min_size=1, max_size=6))
+def test_row_norms_neither_underflow_nor_overflow(row):
+    """The norm of any finite row within a few ulps of math.hypot (exact-rounded reference): rows of
+    1e-170 entries no longer have norm 0, rows of 1e308 entries are finite while ‖x‖ fits."""
+    x = np.array(row)
+    ref = _hypot(row)
+    got = row_norms_kernel(x[None, :])[0]
+    assert got == vector_norm(x)
+    if ref == np.inf:
+        assert got == np.inf
+    else:
+        assert abs(got - ref) <= 8 * len(row) * 2.0 ** -53 * ref + 5e-324
+
+
+def test_norm_attack_rows():
+    assert row_norms_kernel(np.full((1, 4), 1e-170))[0] == pytest.approx(2e-170, rel=1e-15)
+    assert row_norms_kernel(np.array([[1e308, 1e307]]))[0] == pytest.approx(_hypot([1e308, 1e307]), rel=1e-15)
+    assert row_norms_kernel(np.array([[1e308, 1e308]]))[0] == pytest.approx(np.sqrt(2) * 1e308, rel=1e-15)
+
+
+LOSSES = [("logistic", True), ("huber", False), ("squared", False), ("smoothed_hinge", True)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(LOSSES), st.lists(st.tuples(FINITE, FINITE), min_size=1, max_size=4), FINITE,
+       st.floats(1e-6, 1e6), st.booleans())
+def test_clipped_per_example_gradient_is_finite_and_bounded(loss_cls, pairs, label, C, negative):
+    """For every loss and every finite (x, w, y) — margins that overflow to ±inf or NaN included —
+    the clipped per-example gradient actually added is finite with norm ≤ C."""
+    name, classification = loss_cls
+    loss = get_loss(name)
+    x = np.array([[p[0] for p in pairs]])
+    w = np.array([p[1] for p in pairs])
+    y = np.array([(-1.0 if negative else 1.0) if classification else label])
+    out = np.empty(x.shape[1])
+    clipped_gradient_sum_kernel(loss.kind, loss.param, x, y, row_norms_kernel(x), w, C, out)
+    assert np.all(np.isfinite(out))
+    assert vector_norm(out) <= C
+    # the difference kernel (DP-SVRG / DP-SRM) too, against a snapshot at another point
+    ref = np.empty(1)
+    snapshot_gradient_sum_kernel(loss.kind, loss.param, x, y, row_norms_kernel(x), -w, C, out, ref)
+    assert np.all(np.isfinite(out)) and vector_norm(out) <= C
+    clipped_batch_difference_sum_kernel(loss.kind, loss.param, x, y, row_norms_kernel(x), w, ref,
+                                        np.zeros(1, np.int64), 1, C, out)
+    assert np.all(np.isfinite(out)) and vector_norm(out) <= C
+
+
+def test_clipped_coefficient_cases():
+    cs = clip_margin(1.0, 2)
+    assert cs < 1.0
+    assert clipped_coefficient(0.5, 1.0, cs) == 0.5
+    assert clipped_coefficient(1e200, 1e-170, cs) * 1e-170 <= 1.0  # the underflow attack's gradient
+    assert clipped_coefficient(np.inf, 2.0, cs) == cs / 2.0
+    assert clipped_coefficient(-np.inf, 5e-324, cs) * 5e-324 >= -1.0
+    assert clipped_coefficient(np.nan, 1.0, cs) == 0.0
+    assert clipped_coefficient(3.0, np.inf, cs) == 0.0
+    assert clipped_coefficient(np.inf, 0.0, cs) == 0.0
+    q = clipped_coefficient(1e300, 1e308, 1e-3)  # subnormal quotient: rounded towards zero
+    assert 0 < q <= 1e-3 / 1e308 and q * 1e308 <= 1e-3
+
+
+def test_clip_vector_kernel_extremes():
+    g = np.full(3, 1e-170)
+    assert clip_vector_kernel(g, 1e-171) > 0 and vector_norm(g) <= 1e-171
+    g = np.array([1e308, 1e308])
+    assert clip_vector_kernel(g, 1.0) == pytest.approx(np.sqrt(2) * 1e308) and vector_norm(g) <= 1.0
+    g = np.array([1.5e308, 1.5e308])  # ‖g‖ beyond the float range: zeroed
+    assert clip_vector_kernel(g, 1.0) == np.inf and np.all(g == 0.0)
