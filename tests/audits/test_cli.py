@@ -9,6 +9,8 @@ import sys
 import types
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import audits.cli as cli
 from audits import AuditResult
@@ -80,6 +82,19 @@ def test_solver_and_explicit_estimator(fake_targets, capsys):
          "--confidence"),
         (["mechanism", "laplace", "--epsilon", "1", "--delta", "1e-5", "--trials", "100", "--estimator", "gdp"],
          "--estimator"),
+        (["mechanism", "gaussian", "--epsilon", "1e308", "--delta", "1e-5", "--trials", "100"], "--epsilon"),
+        (["mechanism", "gaussian", "--epsilon", "1e-300", "--delta", "1e-5", "--trials", "100"], "--epsilon"),
+        (["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", str(10**23)], "--trials"),
+        (["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "100", "--workers", str(10**9)],
+         "--workers"),
+        (["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "100", "--batch-size", "0"],
+         "--batch-size"),
+        (["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "100", "--confidence", "1e-300"],
+         "--confidence"),
+        (["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "100", "--results", "/"],
+         "--results"),
+        (["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "100", "--results",
+          "/nonexistent-dir/r.jsonl"], "--results"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_argument_exit_2(fake_targets, capsys, argv, name):
@@ -117,3 +132,43 @@ def test_registered_with_the_dpcore_command(fake_targets, capsys):
     assert code == 0 and json.loads(capsys.readouterr().out)["estimator"] == "clopper-pearson"
     assert dpcore_cli.main(["audit", "mechanism", "laplace", "--epsilon", "0", "--delta", "1e-5",
                             "--trials", "10"]) == 2
+
+
+def test_target_that_cannot_be_calibrated_names_the_arguments(fake_targets, capsys, monkeypatch):
+    def refuse(name, epsilon, delta, planted=None):
+        raise ValueError("sigma must be in (0, inf); got 0.0")
+
+    monkeypatch.setattr(fake_targets, "mechanism_target", refuse)
+    code, _, err = _run(["mechanism", "gaussian", "--epsilon", "50", "--delta", "1e-5", "--trials", "100"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--epsilon 50.0, --delta 1e-05" in err and "sigma" in err
+
+
+def test_batch_size_and_results_reach_the_runner(fake_targets, capsys, tmp_path):
+    path = tmp_path / "r.jsonl"
+    argv = ["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "1000", "--batch-size", "300",
+            "--results", str(path), "--json"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0 and json.loads(out)["details"]["batches"] == 4
+    assert len(path.read_text().splitlines()) == 1 + 4
+    code, _, err = _run(argv[:-1] + ["--seed", "1"], capsys)  # another audit on the same file: refused
+    assert code == 2 and "--results" in err and "different audit" in err
+
+
+_NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(0.5, 0.99),
+                    st.sampled_from([1e308, 1e-300, 5e-324, -0.0]))
+_COUNT = st.one_of(st.integers(-3, 600), st.integers(10**8 + 1, 10**30))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(eps=_NUMBER, delta=_NUMBER, conf=_NUMBER, trials=_COUNT, workers=st.integers(-2, 10**12), batch=_COUNT,
+       seed=st.integers(-2, 10**40))
+def test_fuzzed_arguments_end_in_a_verdict_or_one_line_error(fake_targets, capsys, eps, delta, conf, trials, workers,
+                                                             batch, seed):
+    argv = ["mechanism", "gaussian", f"--epsilon={eps!r}", f"--delta={delta!r}", f"--confidence={conf!r}",
+            f"--trials={trials}", f"--batch-size={batch}", f"--seed={seed}"]
+    if workers > 3 or workers < 1:  # keep valid runs in-process; bad values must still be refused
+        argv.append(f"--workers={workers}")
+    code, out, err = _run(argv, capsys)
+    assert code in (0, 1, 2)
+    if code == 2:
+        assert out == "" and err.count("\n") == 1 and err.startswith("dpcore: error: --")
