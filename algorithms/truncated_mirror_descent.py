@@ -348,7 +348,12 @@ def shuffled_truncated_mirror_descent(
             res = dpcore.calibrate(event_fn, "epsilon0", epsilon, delta_shuffle, lower=0.5, upper=1.0,
                                    increasing=True, bounds=(1e-9, 1.0), accountant="shuffle")
             mech = calibrated_gg(geo, float(res.value), delta0, local_sens)
-        eps0 = mech.lemma3_epsilon(delta0)
+        try:
+            eps0 = mech.lemma3_epsilon(delta0)
+        except ValueError as exc:  # only reachable with the printed sigma
+            raise ValueError(f"calibration='paper': the printed sigma_1 = {mech.sigma:.6g} leaves the local randomizer "
+                             f"outside Lemma 3's range at delta0 = {delta0:.3g} ({exc}); no guarantee can be "
+                             "claimed, use calibration='accountant'") from exc
         sigma = mech.sigma
         event = ShuffledEvent(eps0, users)
         shuffled = dpcore.get_epsilon(event, delta_shuffle, accountant="shuffle")
