@@ -13,6 +13,9 @@ Solvers (one function each; estimator ``solver=`` names are the same strings):
 * objective perturbation — :func:`objective_perturbation` (lecture14 Alg. 1, Chaudhuri et al. 2011),
   :func:`approximate_minima_perturbation` (Iyengar et al. 2019),
   :func:`approx_objective_perturbation` (Su, Zhao, Wang Alg. 1 / 2).
+* ℓp geometry (Su, Zhao, Wang §5) — :func:`noisy_mirror_descent` (Alg. 3), :func:`phased_dp_sgd`
+  (Alg. 6), :func:`batched_truncated_mirror_descent` (Alg. 7), :func:`shuffled_truncated_mirror_descent`
+  (Alg. 4), all taking ``p=``.
 
 Estimators: :class:`DPLogisticRegression`, :class:`DPHuberRegressor`, :class:`DPLinearRegression`.
 """
@@ -26,10 +29,13 @@ from .dp_sgd import dp_sgd
 from .dp_svrg import dp_svrg, dp_svrg_pp
 from .estimators import SOLVERS, DPHuberRegressor, DPLinearRegression, DPLogisticRegression
 from .losses import get_loss
+from .noisy_mirror_descent import noisy_mirror_descent
 from .objective_perturbation import objective_perturbation
 from .output_perturbation import output_perturbation_gd
+from .phased_dp_sgd import phased_dp_sgd
 from .regularizers import get_regularizer
 from .result import SolverResult
+from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled_truncated_mirror_descent
 from .seeding import DeterministicSeedWarning
 
 __all__ = [
@@ -42,6 +48,10 @@ __all__ = [
     "objective_perturbation",
     "approximate_minima_perturbation",
     "approx_objective_perturbation",
+    "noisy_mirror_descent",
+    "phased_dp_sgd",
+    "batched_truncated_mirror_descent",
+    "shuffled_truncated_mirror_descent",
     "DPLogisticRegression",
     "DPHuberRegressor",
     "DPLinearRegression",

@@ -49,8 +49,11 @@ from .dp_accmd import dp_accmd
 from .dp_gd import dp_gd
 from .dp_sgd import dp_sgd
 from .dp_svrg import dp_svrg, dp_svrg_pp
+from .noisy_mirror_descent import noisy_mirror_descent
 from .objective_perturbation import objective_perturbation
 from .output_perturbation import output_perturbation_gd
+from .phased_dp_sgd import phased_dp_sgd
+from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled_truncated_mirror_descent
 from .seeding import warn_if_fixed_seed
 
 __all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SOLVERS"]
@@ -65,6 +68,10 @@ SOLVERS = {
     "objective_perturbation": objective_perturbation,
     "approximate_minima_perturbation": approximate_minima_perturbation,
     "approx_objective_perturbation": approx_objective_perturbation,
+    "noisy_mirror_descent": noisy_mirror_descent,
+    "phased_dp_sgd": phased_dp_sgd,
+    "batched_truncated_mirror_descent": batched_truncated_mirror_descent,
+    "shuffled_truncated_mirror_descent": shuffled_truncated_mirror_descent,
 }
 
 
@@ -215,7 +222,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         needs. An int seed makes ``fit`` a deterministic function of the data — NOT private; for
         tests only, and it emits :class:`~algorithms.seeding.DeterministicSeedWarning`.
     solver_params : dict, optional
-        Extra keyword arguments of the solver (e.g. ``{"epochs": 20}``).
+        Extra keyword arguments of the solver (e.g. ``{"epochs": 20}``; the ℓp solvers of Su–Zhao–Wang,
+        ``noisy_mirror_descent, phased_dp_sgd, batched_truncated_mirror_descent,
+        shuffled_truncated_mirror_descent``, need ``{"p": ...}``).
     """
 
     _loss = "logistic"
