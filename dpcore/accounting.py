@@ -22,7 +22,7 @@
 ``"profile"``
     A single :class:`~dpcore.events.MechanismEvent` that supplies its privacy profile δ(ε):
     the least ε with δ(ε) ≤ δ, by bisection (upper end of the final bracket).
-``"auto"``
+``"auto"`` (the default)
     Every accountant above that supports the event; the smallest ε (each is a valid upper bound).
 """
 
@@ -303,9 +303,9 @@ def get_epsilon(
     event: PrivacyEvent,
     delta: float,
     *,
-    accountant: str = "rdp",
+    accountant: str = "auto",
     orders: Optional[Sequence[float]] = None,
-    optimize_order: bool = False,
+    optimize_order: Optional[bool] = None,
     certify: bool = False,
 ) -> PrivacyResult:
     """Smallest ε (an upper bound, rounded up) such that ``event`` is (ε, δ)-DP.
@@ -317,12 +317,13 @@ def get_epsilon(
     delta : float
         Target δ in (0, 1).
     accountant : {"rdp", "moments", "analytic_gaussian", "composition", "shuffle", "profile", "auto"}
-        Which analysis to use (see the module docstring). ``"auto"`` returns the smallest ε over
-        every accountant that supports the event.
+        Which analysis to use (see the module docstring). ``"auto"`` (default) returns the
+        smallest ε over every accountant that supports the event.
     orders : sequence of float, optional
         Rényi orders (> 1) for the RDP accountant; default :data:`dpcore.orders.DEFAULT_ORDERS`.
-    optimize_order : bool
-        RDP accountant: refine the optimal order continuously after the grid search.
+    optimize_order : bool, optional
+        RDP accountant: refine the optimal order continuously after the grid search (down to
+        α = 1 + 1e-6). Default: on with the default grid, off when ``orders`` are given.
     certify : bool
         RDP accountant: recompute with mpmath at higher precision and raise
         :class:`~dpcore.result.CertificationError` unless the fast result is a confirmed upper bound.
@@ -345,8 +346,10 @@ def get_epsilon(
     accountant = check_choice("accountant", accountant, ACCOUNTANTS)
     if _contains_nonprivate(event):
         return _nonprivate_result(event, delta, accountant)
+    if optimize_order is None:
+        optimize_order = orders is None
     runners: Dict[str, Callable[[], PrivacyResult]] = {
-        "rdp": lambda: _rdp_epsilon(event, delta, orders, optimize_order, certify),
+        "rdp": lambda: _rdp_epsilon(event, delta, orders, bool(optimize_order), certify),
         "moments": lambda: _moments_epsilon(event, delta),
         "analytic_gaussian": lambda: _analytic_gaussian_epsilon(event, delta),
         "composition": lambda: _composition_epsilon(event, delta),
@@ -363,8 +366,9 @@ def get_delta(
     event: PrivacyEvent,
     epsilon: float,
     *,
-    accountant: str = "rdp",
+    accountant: str = "auto",
     orders: Optional[Sequence[float]] = None,
+    optimize_order: Optional[bool] = None,
 ) -> PrivacyResult:
     """Smallest δ (an upper bound) such that ``event`` is (ε, δ)-DP.
 
@@ -374,8 +378,11 @@ def get_delta(
     epsilon : float
         ε ≥ 0, nats.
     accountant : {"rdp", "analytic_gaussian", "composition", "shuffle", "profile", "auto"}
+        ``"auto"`` (default): the smallest δ over every accountant that supports the event.
     orders : sequence of float, optional
         Rényi orders for the RDP accountant.
+    optimize_order : bool, optional
+        RDP accountant: refine the order continuously. Default: on unless ``orders`` are given.
     """
     if not isinstance(event, PrivacyEvent):
         raise ValueError(f"event must be a dpcore PrivacyEvent; got {event!r}")
@@ -387,7 +394,8 @@ def get_delta(
     def rdp() -> PrivacyResult:
         from .rdp_accountant import rdp_delta
 
-        return rdp_delta(event, eps, orders=orders)
+        return rdp_delta(event, eps, orders=orders,
+                         optimize_order=orders is None if optimize_order is None else bool(optimize_order))
 
     runners: Dict[str, Callable[[], PrivacyResult]] = {
         "rdp": rdp,

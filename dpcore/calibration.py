@@ -52,7 +52,7 @@ def calibrate(
     upper: float,
     increasing: bool,
     bounds: Tuple[float, float] = (0.0, math.inf),
-    accountant: str = "rdp",
+    accountant: str = "auto",
     integer: bool = False,
     rtol: float = 1e-12,
     max_expansions: int = 200,
@@ -241,7 +241,7 @@ def calibrate_noise_multiplier(
     sampling: str = "poisson",
     dataset_size: Optional[int] = None,
     relation: Optional[str] = None,
-    accountant: str = "rdp",
+    accountant: str = "auto",
 ) -> CalibrationResult:
     """Least noise multiplier σ/Δ₂ such that ``steps`` (subsampled) Gaussian steps are (ε, δ)-DP.
 
@@ -264,7 +264,7 @@ def calibrate_steps(
     sampling: str = "poisson",
     dataset_size: Optional[int] = None,
     relation: Optional[str] = None,
-    accountant: str = "rdp",
+    accountant: str = "auto",
     max_steps: int = 10**9,
 ) -> CalibrationResult:
     """Largest number of steps T ≤ ``max_steps`` such that the run is (ε, δ)-DP."""
@@ -283,7 +283,7 @@ def calibrate_sampling_rate(
     noise_multiplier: float,
     steps: int,
     relation: Optional[str] = None,
-    accountant: str = "rdp",
+    accountant: str = "auto",
 ) -> CalibrationResult:
     """Largest Poisson sampling rate q ∈ (0, 1] such that ``steps`` subsampled Gaussian steps are (ε, δ)-DP."""
     event_fn = lambda q: subsampled_gaussian_event(  # noqa: E731

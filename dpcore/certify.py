@@ -30,11 +30,14 @@ _RECOMPUTE_RTOL = 1e-12
 
 
 def mp_rdp_to_epsilon(order: mpmath.mpf, rdp: mpmath.mpf, delta: mpmath.mpf, method: str) -> mpmath.mpf:
-    """ε of one conversion (``"mironov"`` or ``"balle2020"``, see :mod:`dpcore.conversions`) in mpmath."""
+    """ε of one conversion (``"mironov"``, ``"balle2020"`` or ``"kl_tv"``, see :mod:`dpcore.conversions`) in mpmath."""
     if method == "mironov":
         eps = rdp + mpmath.log(1 / delta) / (order - 1)
     elif method == "balle2020":
         eps = rdp + mpmath.log1p(-1 / order) - (mpmath.log(delta) + mpmath.log(order)) / (order - 1)
+    elif method == "kl_tv":  # ε = 0 when the TV bound from KL ≤ D_α is ≤ δ (dpcore.conversions)
+        tv = mpmath.sqrt(min(rdp / 2, -mpmath.expm1(-rdp)))
+        return mpmath.mpf(0) if tv <= delta else mpmath.inf
     else:
         raise ValueError(f"method must be one of ('mironov', 'balle2020'); got {method!r}")
     return max(eps, mpmath.mpf(0))

@@ -9,7 +9,10 @@ Two conversions, each valid at every order α > 1:
   equivalently ln δ = (α−1)(r − ε + ln(1 − 1/α)) − ln α. It is never worse than Mironov's.
 
 ``"best"`` takes the smaller bound over both conversions and all orders and reports which one
-and at which order. ε is clipped below at 0 and δ above at 1 (both trivially valid), and results
+and at which order, and also applies the KL → total-variation rule (``"kl_tv"``): every D_α with
+α > 1 bounds the KL divergence D_1 from above (D_α is non-decreasing in α), and δ(ε) ≤ δ(0) = TV
+≤ min(√(KL/2), √(1 − e^{−KL})) (Pinsker; Bretagnolle & Huber 1979, as used by dp_accounting's
+RDP accountant), so ε = 0 is valid once that bound is ≤ δ. ε is clipped below at 0 and δ above at 1 (both trivially valid), and results
 are rounded up: each float expression carries a relative rounding margin of 2⁻⁴⁰ (≫ its few-ulp
 error), so the returned numbers are upper bounds of the exact conversion of the given RDP values.
 """
@@ -24,7 +27,10 @@ import numpy as np
 from ._validation import check_choice, check_delta, check_nonnegative, check_orders
 from .rdp._numerics import FLOAT_MARGIN
 
-__all__ = ["rdp_to_epsilon", "rdp_to_delta", "CONVERSION_METHODS", "epsilon_at_orders", "log_delta_at_orders"]
+__all__ = [
+    "rdp_to_epsilon", "rdp_to_delta", "CONVERSION_METHODS", "epsilon_at_orders", "log_delta_at_orders",
+    "tv_bound_from_kl",
+]
 
 CONVERSION_METHODS = ("mironov", "balle2020", "best")
 
@@ -74,6 +80,24 @@ def log_delta_at_orders(alpha: np.ndarray, rdp: np.ndarray, epsilon: float, meth
     return np.minimum(log_d, 0.0)
 
 
+def tv_bound_from_kl(kl: float) -> float:
+    """Upper bound on the total-variation distance from an upper bound on the KL divergence (nats):
+    min(√(KL/2), √(1 − e^{−KL})) (Pinsker; Bretagnolle–Huber), rounded up, at most 1."""
+    kl = float(kl)
+    if not kl > 0.0:
+        return 0.0
+    if math.isinf(kl):
+        return 1.0
+    square = min(0.5 * kl, -math.expm1(-kl))
+    return min(1.0, float(np.nextafter(math.sqrt(square) * (1.0 + FLOAT_MARGIN), np.inf)))
+
+
+def _kl_tv(alpha: np.ndarray, r: np.ndarray) -> Tuple[float, float]:
+    """(TV bound, order whose RDP value bounds the KL divergence) from the smallest RDP value."""
+    idx = int(np.argmin(r))
+    return tv_bound_from_kl(float(r[idx])), float(alpha[idx])
+
+
 def _minimise(alpha: np.ndarray, method: str, bound_at_orders) -> Tuple[float, float, str]:
     """(smallest bound, its order, its conversion) over the orders and the requested conversions."""
     method = check_choice("method", method, CONVERSION_METHODS)
@@ -99,7 +123,8 @@ def rdp_to_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float, *, method:
     delta : float
         Target δ in (0, 1).
     method : {"best", "mironov", "balle2020"}
-        Conversion (see module docstring); ``"best"`` takes the minimum over both.
+        Conversion (see module docstring); ``"best"`` takes the minimum over both and the
+        KL → TV rule (reported as ``"kl_tv"``).
 
     Returns
     -------
@@ -109,6 +134,10 @@ def rdp_to_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float, *, method:
     """
     alpha, r = _check_curve(orders, rdp)
     delta = check_delta("delta", delta)
+    if method == "best":
+        tv, order = _kl_tv(alpha, r)
+        if tv <= delta:
+            return 0.0, order, "kl_tv"
     return _minimise(alpha, method, lambda m: epsilon_at_orders(alpha, r, delta, m))
 
 
@@ -134,4 +163,8 @@ def rdp_to_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float, *, method:
     epsilon = check_nonnegative("epsilon", epsilon)
     log_d, order, m = _minimise(alpha, method, lambda m: log_delta_at_orders(alpha, r, epsilon, m))
     delta = 1.0 if log_d >= 0.0 else float(np.nextafter(math.exp(log_d) * (1.0 + FLOAT_MARGIN), np.inf))
+    if method == "best":
+        tv, tv_order = _kl_tv(alpha, r)
+        if tv < delta:  # δ(ε) ≤ δ(0) = TV
+            return tv, tv_order, "kl_tv"
     return min(delta, 1.0), order, m

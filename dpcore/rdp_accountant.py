@@ -26,13 +26,13 @@ Refusals raise :class:`dpcore.events.UnsupportedEventError` (a ``ValueError``).
 from __future__ import annotations
 
 import math
-from typing import Optional, Set, Tuple
+from typing import Callable, Optional, Set, Tuple
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ._validation import check_delta, check_nonnegative, check_orders, check_positive_int
-from .conversions import epsilon_at_orders, rdp_to_delta, rdp_to_epsilon
+from .conversions import epsilon_at_orders, log_delta_at_orders, rdp_to_delta, rdp_to_epsilon
 from .events import (
     ApproxDpEvent,
     ComposedEvent,
@@ -199,22 +199,44 @@ def _grid(orders: Optional[np.ndarray]) -> np.ndarray:
     return np.array(DEFAULT_ORDERS) if orders is None else check_orders("orders", orders)
 
 
-def _refine_order(event: PrivacyEvent, delta: float, grid: np.ndarray, order: float, dps: Optional[int]) -> Tuple[float, float, str]:
-    """Bounded Brent minimisation of ε(α) between the grid neighbours of ``order``."""
+#: Smallest order the continuous search reaches (ε(α) → ∞ as α → 1, so it is never the optimum
+#: of a finite curve; the KL → TV rule uses the RDP value there).
+MIN_ORDER = 1.0 + 1e-6
+
+
+def _refine_order(event: PrivacyEvent, grid: np.ndarray, order: float, dps: Optional[int],
+                  bound_at: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> float:
+    """Minimise ``bound_at(orders, rdp)`` (ε or log δ per order) continuously near ``order``.
+
+    Between the grid neighbours of ``order`` (down to α = 1 + 1e-6 below the grid, up to 2α above
+    it) a 17-point geometric scan in log(α − 1) (one vectorised RDP evaluation; robust to the
+    plateaus of a clipped bound) narrows the bracket, then bounded Brent refines it. Returns the
+    order found; callers recompute their bound there, so the result is valid whatever the
+    optimiser did."""
     srt = np.unique(grid)
     pos = int(np.searchsorted(srt, order))
-    lo = float(srt[pos - 1]) if pos > 0 else max(1.0 + 1e-6, order / 2.0 + 0.5)
+    lo = max(float(srt[pos - 1]) if pos > 0 else MIN_ORDER, MIN_ORDER)
     hi = float(srt[pos + 1]) if pos + 1 < srt.size else 2.0 * order
+    ts = np.linspace(math.log(lo - 1.0), math.log(hi - 1.0), 17)
+    scan = 1.0 + np.exp(ts)
+    values = bound_at(scan, compute_rdp_with_precision(event, scan, dps=dps)[0])
+    best = int(np.argmin(values))
+    t_lo, t_hi = ts[max(best - 1, 0)], ts[min(best + 1, ts.size - 1)]
 
-    def eps_at(a: float) -> float:
-        values, _ = compute_rdp_with_precision(event, np.array([a]), dps=dps)
-        return float(epsilon_at_orders(np.array([a]), values, delta, "balle2020")[0])
+    def objective(t: float) -> float:
+        a = np.array([1.0 + math.exp(t)])
+        return float(bound_at(a, compute_rdp_with_precision(event, a, dps=dps)[0])[0])
 
-    res = minimize_scalar(eps_at, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6 * order})
-    a = float(res.x)
-    values, _ = compute_rdp_with_precision(event, np.array([a]), dps=dps)
-    eps, _, method = rdp_to_epsilon(np.array([a]), values, delta)
-    return eps, a, method
+    res = minimize_scalar(objective, bounds=(t_lo, t_hi), method="bounded", options={"xatol": 1e-6})
+    t = float(res.x) if res.fun <= values[best] else float(ts[best])
+    return 1.0 + math.exp(t)
+
+
+def _with_min_order(grid: np.ndarray, optimize_order: bool) -> np.ndarray:
+    """The grid, plus α = 1 + 1e-6 (whose RDP value feeds the KL → TV rule) when optimising."""
+    if optimize_order and np.min(grid) > MIN_ORDER:
+        return np.concatenate([[MIN_ORDER], grid])
+    return grid
 
 
 def _result(event: PrivacyEvent, eps: float, delta: float, method: str, order: float, precision: str, details: dict) -> PrivacyResult:
@@ -249,9 +271,11 @@ def rdp_epsilon(
     orders : array_like, optional
         Rényi orders; default :data:`dpcore.orders.DEFAULT_ORDERS`.
     optimize_order : bool
-        Also minimise ε over a continuous order (bounded Brent between the grid neighbours of
-        the best grid order); the reported ε is recomputed at that order, so it remains an upper
-        bound, and is used only if it improves on the grid.
+        Also minimise ε over a continuous order (bounded Brent in log(α − 1) between the grid
+        neighbours of the best grid order, down to α = 1 + 1e-6; the order 1 + 1e-6 is added to
+        the grid for the KL → TV rule); the reported ε is recomputed at that order, so it remains
+        an upper bound, and is used only if it improves on the grid. (:func:`dpcore.get_epsilon`
+        turns this on by default.)
     dps : int, optional
         Force mpmath at this many digits for the subsampled-Gaussian RDP.
 
@@ -262,12 +286,15 @@ def rdp_epsilon(
         precision, and ``details`` with the orders and total RDP curve.
     """
     delta = check_delta("delta", delta)
-    grid = _grid(orders)
+    grid = _with_min_order(_grid(orders), optimize_order)
     rdp, precision = compute_rdp_with_precision(event, grid, dps=dps)
     eps, order, method = rdp_to_epsilon(grid, rdp, delta)
     details = {"orders": grid, "rdp": rdp, "optimized_order": False}
-    if optimize_order and math.isfinite(eps):
-        eps2, order2, method2 = _refine_order(event, delta, grid, order, dps)
+    if optimize_order and math.isfinite(eps) and eps > 0.0:
+        order2 = _refine_order(event, grid, order, dps,
+                               lambda a, r: epsilon_at_orders(a, r, delta, "balle2020"))
+        values, _ = compute_rdp_with_precision(event, np.array([order2]), dps=dps)
+        eps2, _, method2 = rdp_to_epsilon(np.array([order2]), values, delta)
         if eps2 < eps:
             eps, order, method = eps2, order2, method2
             details["optimized_order"] = True
@@ -275,7 +302,8 @@ def rdp_epsilon(
 
 
 def rdp_delta(
-    event: PrivacyEvent, epsilon: float, *, orders: Optional[np.ndarray] = None, dps: Optional[int] = None
+    event: PrivacyEvent, epsilon: float, *, orders: Optional[np.ndarray] = None, optimize_order: bool = False,
+    dps: Optional[int] = None,
 ) -> PrivacyResult:
     """δ for a target ε by the RDP accountant (best conversion over the orders).
 
@@ -286,6 +314,8 @@ def rdp_delta(
         Target ε ≥ 0, nats.
     orders : array_like, optional
         Rényi orders; default :data:`dpcore.orders.DEFAULT_ORDERS`.
+    optimize_order : bool
+        Also minimise δ over a continuous order, as in :func:`rdp_epsilon`.
     dps : int, optional
         Force mpmath at this many digits for the subsampled-Gaussian RDP.
 
@@ -295,10 +325,20 @@ def rdp_delta(
         ``accountant="rdp"`` with δ an upper bound (rounded up).
     """
     epsilon = check_nonnegative("epsilon", epsilon)
-    grid = _grid(orders)
+    grid = _with_min_order(_grid(orders), optimize_order)
     rdp, precision = compute_rdp_with_precision(event, grid, dps=dps)
     delta, order, method = rdp_to_delta(grid, rdp, epsilon)
-    return _result(event, epsilon, delta, method, order, precision, {"orders": grid, "rdp": rdp})
+    details = {"orders": grid, "rdp": rdp, "optimized_order": False}
+    if optimize_order and 0.0 < delta < 1.0:
+        start = float(grid[int(np.argmin(log_delta_at_orders(grid, rdp, epsilon, "balle2020")))])
+        order2 = _refine_order(event, grid, start, dps,
+                               lambda a, r: log_delta_at_orders(a, r, epsilon, "balle2020"))
+        values, _ = compute_rdp_with_precision(event, np.array([order2]), dps=dps)
+        delta2, _, method2 = rdp_to_delta(np.array([order2]), values, epsilon)
+        if delta2 < delta:
+            delta, order, method = delta2, order2, method2
+            details["optimized_order"] = True
+    return _result(event, epsilon, delta, method, order, precision, details)
 
 
 # Certification lives in dpcore.certify (it recomputes through this module); re-exported here.

@@ -86,14 +86,16 @@ def log_pearson_vajda_upper(noise_multiplier: float, k: int) -> float:
     return _log_chi_even_upper(sigma, k)[k]
 
 
-def _chi_top(sigma: float, top_order: int) -> int:
-    """Largest even k whose χ_k is worth computing: beyond j ≈ σ² log j the Theorem 9 term wins."""
-    useful = int(math.ceil(4.0 * sigma * sigma * math.log(max(top_order, 8)))) + 4
+def _chi_top(sigma: float) -> int:
+    """Largest even k whose χ_k is worth computing: beyond j ≈ σ² log j the Theorem 9 term wins.
+
+    Independent of the orders asked for, so that the cached χ_k serve every order of one σ."""
+    useful = int(math.ceil(4.0 * sigma * sigma * math.log(_MAX_CHI_ORDER))) + 4
     # keep the fixed-point integers small: e^{k²/(2σ²)} below 2^{~6000}
     small = int(math.sqrt(8000.0) * sigma)
     # and the fraction bits (≈ k·(1 + log2(σ))) below ~20 000
     narrow = int(20000.0 / (1.0 + max(0.0, math.log2(sigma))))
-    k = min(_MAX_CHI_ORDER, top_order + 1, useful, small, narrow)
+    k = min(_MAX_CHI_ORDER, useful, small, narrow)
     return k - (k % 2) if k < 4 else k + (k % 2)
 
 
@@ -134,7 +136,7 @@ def sampled_without_replacement_gaussian_rdp(
         # σ so small that 1/σ² overflows: no amplification is claimed; σ so large that it
         # underflows: the base curve (≤ a few ulps) is already the answer.
         return base
-    k_top = _chi_top(sigma, top)
+    k_top = _chi_top(sigma)
     log_chi = np.array(_log_chi_even_upper(sigma, k_top)) if k_top >= 4 else np.zeros(1)
     log_gamma = math.log(m / n)
     j_all = np.arange(2, top + 1, dtype=float)
