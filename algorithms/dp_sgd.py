@@ -3,14 +3,17 @@
 Step t: draw a batch B_t, release ``g̃ = Σ_{i∈B_t} clip_C(∇ℓ(w; xᵢ, yᵢ)) + N(0, σ²I)`` and move
 ``w ← Proj_C(prox_{ηr}(w − η·g̃/b))``.
 
-* ``sampling="poisson"``: every record joins B_t independently with probability q = b/n (Abadi et al.);
-  the normaliser is the expected batch size b = qn. Accounted under ``add_remove`` (Δ = C):
+* ``sampling="poisson"``: every record joins B_t independently with probability q (Abadi et al.);
+  the normaliser is the public ``batch_size`` b. Accounted under ``add_remove`` (Δ = C):
   ``SelfComposedEvent(PoissonSampledEvent(GaussianEvent(σ/C, "add_remove"), q), T)``.
 * ``sampling="without_replacement"``: B_t is b distinct records drawn uniformly (fresh each step);
   accounted under ``replace_one`` (Δ = 2C):
   ``SelfComposedEvent(SampledWithoutReplacementEvent(GaussianEvent(σ/2C, "replace_one"), b, n), T)``.
 
-As in Abadi et al., the dataset size n (hence q and T) is treated as public. Abadi et al.
+Under ``add_remove`` the dataset size n = len(X) is private (neighbours differ in it), so the
+schedule never reads it (issue 13): q and T come from public arguments only — ``sampling_rate``
+and ``steps``, or a public ``dataset_size`` N giving q = b/N and T = ⌈epochs·N/b⌉ — and the
+update is normalised by the public b. Under ``replace_one`` (fixed batches) n is public. Abadi et al.
 Theorem 1 states σ only up to constants c₁, c₂, so σ is calibrated by the dpcore
 accountant. Poisson batches are drawn with geometric skips (O(b) per step, not O(n)); fixed batches
 by a partial Fisher–Yates shuffle of a persistent permutation (a uniform b-subset every step).
@@ -97,6 +100,37 @@ def dp_sgd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, s
     return w, snaps, releases, evals, clipped
 
 
+def _schedule(sampling: str, batch_size: object, epochs: float, steps: Optional[int], sampling_rate: Optional[float],
+              dataset_size: Optional[int], n: int) -> tuple:
+    """(q, b, T, steps per pass) from public arguments; ``n`` = len(X) is read only without replacement
+    (``replace_one``, n public). Poisson sampling (``add_remove``): q = ``sampling_rate`` or b/N,
+    T = ``steps`` or ⌈epochs·N/b⌉ with N the public ``dataset_size``; ``ValueError`` if neither is given."""
+    N = None if dataset_size is None else check_positive_int("dataset_size", dataset_size)
+    if sampling == "poisson":
+        b = check_positive_int("batch_size", batch_size)
+        for name, value in (("sampling_rate", sampling_rate), ("steps", steps)):
+            if value is None and N is None:
+                raise ValueError(f"sampling='poisson' (add_remove: len(X) is private) needs {name} or a public "
+                                 "dataset_size; the schedule is never derived from len(X)")
+        if sampling_rate is not None:
+            q = check_sampling_rate("sampling_rate", sampling_rate)
+        elif b > N:
+            raise ValueError(f"batch_size must be in [1, dataset_size={N}]; got {b}")
+        else:
+            q = b / N
+        per_pass = math.ceil(1.0 / q)  # one expected pass: the trace cadence
+    else:
+        if sampling_rate is not None:
+            raise ValueError("sampling_rate applies to sampling='poisson' only (without replacement uses batch_size/n)")
+        if N is not None and N != n:
+            raise ValueError(f"dataset_size must equal len(X)={n} without replacement (replace_one); got {N}")
+        b = check_batch_size(batch_size, n)
+        N, q, per_pass = n, b / n, math.ceil(n / b)
+    if steps is not None:
+        return q, b, check_positive_int("steps", steps), per_pass
+    return q, b, max(1, math.ceil(check_positive("epochs", epochs) * N / b)), per_pass
+
+
 def dp_sgd(
     X: np.ndarray,
     y: np.ndarray,
@@ -110,6 +144,7 @@ def dp_sgd(
     epochs: float = 5.0,
     steps: Optional[int] = None,
     sampling_rate: Optional[float] = None,
+    dataset_size: Optional[int] = None,
     learning_rate: Optional[float] = None,
     clip_norm: Optional[float] = None,
     data_norm_bound: Optional[float] = None,
@@ -133,17 +168,20 @@ def dp_sgd(
     noise_multiplier, w0, rng, trace, loss_params :
         As in :func:`algorithms.dp_gd.dp_gd`.
     batch_size : int
-        b: expected (Poisson) or exact (without replacement) batch size, 1 ≤ b ≤ n.
+        b ≥ 1: the normaliser of the update (Poisson: a public expected batch size, never compared
+        with len(X)); the exact batch size without replacement, 1 ≤ b ≤ n.
     epochs : float
-        Passes over the data; steps T = ceil(epochs·n/b) unless ``steps`` is given.
+        Passes over the data; steps T = ceil(epochs·N/b) unless ``steps`` is given (N =
+        ``dataset_size`` for Poisson sampling, n without replacement).
     steps : int, optional
         T directly.
     sampling_rate : float, optional
-        Poisson sampling only: q in (0, 1], a public constant. Default b/n. Under ``add_remove``
-        the dataset size n is private; with the defaults (q = b/n, T from ``epochs``) the schedule
-        depends on n and the guarantee treats n as public, as Opacus and TF-Privacy do. Pass
-        ``sampling_rate`` and ``steps`` to make the schedule independent of n (the update is always
-        normalised by the public ``batch_size``).
+        Poisson sampling only: q in (0, 1], a public constant; default b/``dataset_size``.
+    dataset_size : int, optional
+        Public dataset size N ≥ 1 (records). Poisson sampling (``add_remove``, where the true
+        n = len(X) is private and never read): needed unless both ``sampling_rate`` and ``steps``
+        are given; it is not checked against len(X) (that check would leak n). Without
+        replacement n is public and ``dataset_size``, if given, must equal it.
     learning_rate : float, optional
         η; default 1/β (β = c₂·data_norm_bound²).
     sampling : {"poisson", "without_replacement"}
@@ -156,7 +194,7 @@ def dp_sgd(
     Returns
     -------
     SolverResult
-        ``details["releases"]`` = T noisy gradients; snapshots (traces) once per ⌈n/b⌉ steps.
+        ``details["releases"]`` = T noisy gradients; snapshots (traces) once per (expected) pass.
     """
     check_calibration(calibration, _PAPER)
     check_choice("sampling", sampling, tuple(_RELATION))
@@ -167,20 +205,9 @@ def dp_sgd(
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
               loss_params=loss_params)
-    n = s.data.n
-    b = check_batch_size(batch_size, n)
-    per_pass = math.ceil(n / b)
-    if steps is not None:
-        T = check_positive_int("steps", steps)
-    else:
-        T = max(1, math.ceil(check_positive("epochs", epochs) * per_pass))
+    n = s.data.n  # read below only under replace_one (fixed batches), where n is public
+    q, b, T, per_pass = _schedule(sampling, batch_size, epochs, steps, sampling_rate, dataset_size, n)
     lr = default_step(learning_rate, s, 1.0)
-    if sampling_rate is not None:
-        if sampling != "poisson":
-            raise ValueError("sampling_rate applies to sampling='poisson' only (without replacement uses batch_size/n)")
-        q = check_sampling_rate("sampling_rate", sampling_rate)
-    else:
-        q = b / n
     sens = clipped_sum_sensitivity(s.clip, relation)
 
     if sampling == "poisson":

@@ -60,7 +60,7 @@ COMMON_SETTINGS = {"loss": "huber", "data_norm_bound": 1.0}
 # Small, fast configurations (the audit needs thousands of runs); see module docstring.
 SOLVER_SETTINGS: Dict[str, dict] = {
     "dp_gd": {"steps": 20, "trace": False},
-    "dp_sgd": {"batch_size": 10, "epochs": 2.0, "trace": False},
+    "dp_sgd": {"batch_size": 10, "sampling_rate": 0.1, "steps": 20, "trace": False},  # public schedule
     "dp_svrg": {"alpha": 0.1, "epochs": 3, "batch_size": 10, "trace": False},
     "dp_svrg_pp": {"epochs": 3, "batch_size": 10, "trace": False},
     "dp_accmd": {"constraint": "l2", "radius": 5.0, "steps": 20, "trace": False},

@@ -150,7 +150,7 @@ def bench_dimension(n: int, d: int, repeat: int, fit_repeat: int, external_pytho
         common = dict(epsilon=1.0, delta=1e-5, alpha=ALPHA, data_norm_bound=1.0, trace=False, rng=0)
         fits = {
             "dp_gd": lambda: dp_gd(X, y, steps=gd_steps, **common),
-            "dp_sgd": lambda: dp_sgd(X, y, batch_size=batch, epochs=sgd_epochs, **common),
+            "dp_sgd": lambda: dp_sgd(X, y, batch_size=batch, epochs=sgd_epochs, dataset_size=X.shape[0], **common),
             "dp_svrg": lambda: dp_svrg(X, y, epochs=svrg_epochs, batch_size=batch, **common),
             "dp_svrg_pp": lambda: dp_svrg_pp(X, y, epochs=4, batch_size=batch, **common),
             "dp_accmd": lambda: dp_accmd(X, y, steps=acc_steps, constraint="l1", radius=10.0, **common),

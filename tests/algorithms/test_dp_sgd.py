@@ -62,8 +62,8 @@ def test_runs_are_reproducible_from_the_callers_generator(sampling):
     """The solver passes its Generator into the compiled kernel: equal seeds give identical runs, and a
     reused Generator has advanced (the second run differs)."""
     def run(rng):
-        return dp_sgd(X, Y, epsilon=1.0, batch_size=40, steps=20, data_norm_bound=1.0, sampling=sampling,
-                      rng=rng, trace=False).weights
+        return dp_sgd(X, Y, epsilon=1.0, batch_size=40, steps=20, dataset_size=400, data_norm_bound=1.0,
+                      sampling=sampling, rng=rng, trace=False).weights
 
     gen = np.random.default_rng(3)
     first, second = run(gen), run(gen)
@@ -73,7 +73,7 @@ def test_runs_are_reproducible_from_the_callers_generator(sampling):
 
 
 def test_events_follow_the_sampling_scheme():
-    p = dp_sgd(X, Y, epsilon=1.0, batch_size=40, steps=25, data_norm_bound=1.0, trace=False)
+    p = dp_sgd(X, Y, epsilon=1.0, batch_size=40, steps=25, dataset_size=400, data_norm_bound=1.0, trace=False)
     assert p.event == SelfComposedEvent(PoissonSampledEvent(p.event.event.event, 0.1), 25)
     assert p.event.relation == "add_remove" and p.sigma == pytest.approx(p.noise_multiplier * 1.0)  # Δ = C = G = 1
     w = dp_sgd(X, Y, epsilon=1.0, batch_size=40, steps=25, data_norm_bound=1.0, sampling="without_replacement",
@@ -83,7 +83,11 @@ def test_events_follow_the_sampling_scheme():
     with pytest.raises(ValueError, match="relation must be 'add_remove'"):
         dp_sgd(X, Y, epsilon=1.0, data_norm_bound=1.0, relation="replace_one")
     with pytest.raises(ValueError, match="batch_size"):
-        dp_sgd(X, Y, epsilon=1.0, data_norm_bound=1.0, batch_size=401)
+        dp_sgd(X, Y, epsilon=1.0, data_norm_bound=1.0, batch_size=401, sampling="without_replacement")
+    with pytest.raises(ValueError, match="batch_size"):
+        dp_sgd(X, Y, epsilon=1.0, data_norm_bound=1.0, batch_size=401, dataset_size=400)
+    with pytest.raises(ValueError, match="dataset_size"):
+        dp_sgd(X, Y, epsilon=1.0, data_norm_bound=1.0, batch_size=40, dataset_size=300, sampling="without_replacement")
 
 
 def test_full_batch_without_replacement_is_gradient_descent():
@@ -100,7 +104,7 @@ def test_noise_off_reaches_the_optimum_neighbourhood(sampling):
     lobj, reg = get_loss("logistic"), Regularizer(0.01)
     best = objective_value(reference_minimizer(X, Y, lobj, reg), X, Y, lobj, reg)
     res = dp_sgd(X, Y, epsilon=math.inf, alpha=0.01, batch_size=20, epochs=40, learning_rate=0.25,
-                 data_norm_bound=1.0, sampling=sampling, rng=1)
+                 data_norm_bound=1.0, sampling=sampling, dataset_size=400, rng=1, trace=True)
     assert res.objective_trace[-1] - best < 1e-3
     assert len(res.objective_trace) == 41
 
@@ -112,7 +116,27 @@ def test_excess_risk_decreases_as_epsilon_grows():
     best = objective_value(reference_minimizer(Xs, Ys, lobj, reg), Xs, Ys, lobj, reg)
     risks = []
     for eps in (0.1, 1.0, 10.0):
-        r = [dp_sgd(Xs, Ys, epsilon=eps, alpha=0.01, batch_size=200, epochs=5, data_norm_bound=1.0, rng=s,
-                    trace=False).weights for s in range(6)]
+        r = [dp_sgd(Xs, Ys, epsilon=eps, alpha=0.01, batch_size=200, epochs=5, dataset_size=2000,
+                    data_norm_bound=1.0, rng=s, trace=False).weights for s in range(6)]
         risks.append(np.mean([objective_value(w, Xs, Ys, lobj, reg) - best for w in r]))
     assert risks[0] > risks[1] > risks[2] > 0
+
+
+def test_add_remove_schedule_never_reads_the_private_n():
+    """The attack (issue 13): on 10 vs 11 zero records the default schedule q = b/n, T = ⌈epochs·n/b⌉
+    differed, and so did the released event (ε ≥ 6.29 vs a claim of 1). Now the schedule must be
+    public: without it dp_sgd refuses; with it the neighbours get identical events and schedules."""
+    Z10, Z11 = np.zeros((10, 3)), np.zeros((11, 3))
+    y10, y11 = np.ones(10), np.ones(11)
+    for kwargs in ({}, {"sampling_rate": 0.2}, {"steps": 5}, {"epochs": 2.0}):
+        with pytest.raises(ValueError, match="dataset_size"):
+            dp_sgd(Z10, y10, epsilon=1.0, data_norm_bound=1.0, batch_size=2, **kwargs)
+    for kwargs in ({"sampling_rate": 0.2, "steps": 5}, {"dataset_size": 20, "epochs": 2.0},
+                   {"dataset_size": 20, "sampling_rate": 0.3}):
+        a = dp_sgd(Z10, y10, epsilon=1.0, data_norm_bound=1.0, batch_size=2, **kwargs)
+        b = dp_sgd(Z11, y11, epsilon=1.0, data_norm_bound=1.0, batch_size=2, **kwargs)
+        assert a.event == b.event and a.privacy == b.privacy and a.noise_multiplier == b.noise_multiplier
+        for key in ("steps", "sampling_rate", "batch_size", "releases"):
+            assert a.details[key] == b.details[key]
+    c = dp_sgd(Z10, y10, epsilon=1.0, data_norm_bound=1.0, batch_size=2, dataset_size=20, epochs=2.0)
+    assert c.details["steps"] == 20 and c.details["sampling_rate"] == 0.1  # T = ⌈2·20/2⌉, q = 2/20

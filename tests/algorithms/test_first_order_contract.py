@@ -22,7 +22,7 @@ DELTA = 1e-5
 
 SOLVERS = {
     "dp_gd": (dp_gd, dict(steps=20)),
-    "dp_sgd_poisson": (dp_sgd, dict(batch_size=50, epochs=2, sampling="poisson")),
+    "dp_sgd_poisson": (dp_sgd, dict(batch_size=50, epochs=2, dataset_size=300, sampling="poisson")),
     "dp_sgd_wor": (dp_sgd, dict(batch_size=50, epochs=2, sampling="without_replacement")),
     "dp_svrg": (dp_svrg, dict(epochs=3, batch_size=30, inner_steps=5)),
     "dp_svrg_pp": (dp_svrg_pp, dict(epochs=3, batch_size=30, inner_steps=2)),
