@@ -32,7 +32,8 @@ the paper's α is ``phi_weight``. Defaults (Theorem 7, O-constants 1): T = ⌈(n
 from __future__ import annotations
 
 import math
-from typing import Optional
+from functools import lru_cache
+from typing import Optional, Tuple
 
 import numpy as np
 from numba import njit
@@ -50,7 +51,7 @@ from .clipping import clipped_gradient_sum_kernel
 from .mirror_maps import bregman_step_kernel, mirror_grad_kernel
 from .result import SolverResult
 
-__all__ = ["noisy_mirror_descent", "noisy_mirror_descent_kernel", "paper_sigma"]
+__all__ = ["noisy_mirror_descent", "noisy_mirror_descent_kernel", "paper_sigma", "step_epsilon"]
 
 _ACCOUNTANT = "composition"
 
@@ -96,6 +97,22 @@ def noisy_mirror_descent_kernel(kind, param, X, y, dual_norms, clip, l2, ckind, 
     for j in range(d):
         avg[j] /= wsum
     return avg, snaps, releases, steps * n, clipped, root_its
+
+
+@lru_cache(maxsize=256)
+def step_epsilon(steps: int, epsilon: float, delta: float) -> Tuple[float, Optional[dict]]:
+    """The largest ε_step ≤ 1 such that T (ε_step, δ/(2T))-DP releases compose (dpcore, optimal
+    composition) to ≤ ε at δ; memoised (data-independent). Returns (ε_step, calibration record)."""
+    delta_step = delta / (2.0 * steps)
+
+    def event_fn(e: float):
+        return SelfComposedEvent(ApproxDpEvent(e, delta_step, "replace_one"), steps)
+
+    if dpcore.get_epsilon(event_fn(1.0), delta, accountant=_ACCOUNTANT).epsilon <= epsilon:
+        return 1.0, None
+    res = dpcore.calibrate(event_fn, "epsilon_step", epsilon, delta, lower=min(0.5, epsilon / steps), upper=1.0,
+                           increasing=True, bounds=(1e-12, 1.0), accountant=_ACCOUNTANT)
+    return float(res.value), res.to_dict()
 
 
 def paper_sigma(lipschitz: float, kappa: float, steps: int, n: int, epsilon: float, delta: float) -> float:
@@ -199,17 +216,7 @@ def noisy_mirror_descent(
         if cal == "paper":
             mech = gg_mechanism(geo, paper_sigma(s.clip, geo.kappa, T, n, epsilon, delta), sens_q)
         else:
-            def event_fn(e: float):
-                return SelfComposedEvent(ApproxDpEvent(e, delta_step, "replace_one"), T)
-
-            top = dpcore.get_epsilon(event_fn(1.0), delta, accountant=_ACCOUNTANT).epsilon
-            if top <= epsilon:
-                eps_step = 1.0
-            else:
-                res = dpcore.calibrate(event_fn, "epsilon_step", epsilon, delta, lower=min(0.5, epsilon / T),
-                                       upper=1.0, increasing=True, bounds=(1e-12, 1.0), accountant=_ACCOUNTANT)
-                eps_step = float(res.value)
-                calibration_record = res.to_dict()
+            eps_step, calibration_record = step_epsilon(T, epsilon, delta)
             mech = calibrated_gg(geo, eps_step, delta_step, sens_q)
         sigma = mech.sigma
         event = SelfComposedEvent(mech.privacy_event("replace_one", delta=delta_step), T)

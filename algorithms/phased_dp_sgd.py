@@ -31,23 +31,25 @@ therefore only as good as the ℓ2 Lipschitz constant C that is actually used.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Optional
 
 import numpy as np
 from numba import njit
 
+import dpcore
 from dpcore._validation import check_choice
-from dpcore.events import GaussianEvent
+from dpcore.events import GaussianEvent, NonPrivateEvent
 from mechanisms.kernels import gaussian_noise_kernel
 
-from ._solver_common import as_generator, calibrated_privacy, check_relation_replace_one, finish, setup
+from ._solver_common import as_generator, check_relation_replace_one, finish, setup
 from .clipping import clipped_batch_gradient_sum_kernel
 from .constraints import project_kernel
 from .mirror_maps import check_primal_p
 from .regularizers import prox_gradient_step_kernel
 from .result import SolverResult
 
-__all__ = ["phased_dp_sgd", "phased_dp_sgd_kernel", "phase_sizes", "lemma14_step"]
+__all__ = ["phased_dp_sgd", "phased_dp_sgd_kernel", "phase_sizes", "lemma14_step", "least_noise_multiplier"]
 
 
 def phase_sizes(n: int) -> np.ndarray:
@@ -98,6 +100,13 @@ def phased_dp_sgd_kernel(kind, param, X, y, row_norms, perm, sizes, eta, clip, a
         project_kernel(ckind, cradius, w)  # post-processing
         outs[i + 1] = w
     return w, outs, releases, evals, clipped
+
+
+@lru_cache(maxsize=256)
+def least_noise_multiplier(epsilon: float, delta: float, accountant: str) -> float:
+    """Least z with ``GaussianEvent(z, "replace_one")`` (ε, δ)-DP by dpcore (safe side); memoised."""
+    return float(dpcore.calibrate(lambda v: GaussianEvent(v, "replace_one"), "noise_multiplier", epsilon, delta,
+                                  lower=0.5, upper=4.0, increasing=False, accountant=accountant).value)
 
 
 def phased_dp_sgd(
@@ -175,15 +184,15 @@ def phased_dp_sgd(
             f"learning_rate eta={eta:.6g} violates Lemma 14's condition eta <= 1/(beta + alpha) = {limit:.6g} "
             "(the stability-based sensitivity needs non-expansive steps); use a larger n or a smaller learning_rate")
     sizes = phase_sizes(n)
-    if calibration == "paper" and not math.isinf(epsilon):
-        z_paper = 2.0 * math.sqrt(math.log(1.0 / delta)) / epsilon
-        z, event, privacy, cal = calibrated_privacy(lambda v: GaussianEvent(v, "replace_one"), epsilon=None,
-                                                    delta=delta, noise_multiplier=z_paper, relation="replace_one",
-                                                    accountant=accountant)
+    if math.isinf(epsilon):
+        z, event = 0.0, NonPrivateEvent("replace_one")
     else:
-        z, event, privacy, cal = calibrated_privacy(lambda v: GaussianEvent(v, "replace_one"), epsilon=epsilon,
-                                                    delta=delta, noise_multiplier=None, relation="replace_one",
-                                                    accountant=accountant)
+        if calibration == "paper":
+            z = 2.0 * math.sqrt(math.log(1.0 / delta)) / epsilon
+        else:
+            z = least_noise_multiplier(epsilon, delta, accountant)
+        event = GaussianEvent(z, "replace_one")
+    privacy = dpcore.get_epsilon(event, delta, accountant=accountant)
     gen = as_generator(rng)
     perm = gen.permutation(n)
     w, outs, releases, evals, clipped = phased_dp_sgd_kernel(
@@ -197,4 +206,4 @@ def phased_dp_sgd(
                   grad_evals=evals, trace=trace,
                   details={"releases": releases, "clipped": clipped, "learning_rate": eta, "eta_limit": limit,
                            "phase_sizes": sizes.tolist(), "p": p, "calibration": calibration,
-                           "calibration_result": cal, "parallel_composition": True})
+                           "parallel_composition": True})

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from functools import lru_cache
 from typing import Optional
 
 import numpy as np
@@ -56,7 +57,7 @@ from .mirror_maps import bregman_step_kernel, mirror_grad_kernel, primal_diamete
 from .result import SolverResult
 
 __all__ = ["batched_truncated_mirror_descent", "shuffled_truncated_mirror_descent",
-           "truncated_gradient_sum_kernel", "truncated_mirror_descent_kernel", "fmt_delta_term"]
+           "truncated_gradient_sum_kernel", "truncated_mirror_descent_kernel", "fmt_delta_term", "local_epsilon"]
 
 
 @njit(cache=True)
@@ -117,6 +118,25 @@ def truncated_mirror_descent_kernel(kind, param, X, y, dual_norms, perm, steps, 
     for j in range(d):
         avg[j] /= steps
     return avg, snaps, releases, steps * batch, zeroed, root_its
+
+
+@lru_cache(maxsize=256)
+def local_epsilon(users: int, epsilon: float, delta_shuffle: float) -> float:
+    """The largest local ε₀ ≤ 1 whose shuffled ε (dpcore ``"shuffle"`` accountant, ``users`` reports,
+    at ``delta_shuffle``) is ≤ ε; ``ValueError`` outside Theorem 9's regime. Memoised (data-independent)."""
+
+    def event_fn(e0: float):
+        return ShuffledEvent(e0, users)
+
+    top = dpcore.get_epsilon(event_fn(1.0), delta_shuffle, accountant="shuffle").epsilon
+    if top < epsilon:
+        raise ValueError(
+            f"epsilon={epsilon!r} is outside Theorem 9's regime epsilon = O(sqrt(log(n/delta)/n)): with local "
+            f"epsilon0 <= 1 (Lemma 3's range) shuffling {users} reports reaches at most epsilon={top:.6g} at "
+            f"delta/2; use batched_truncated_mirror_descent (Algorithm 7, Theorem 11: any 0 < epsilon <= 1)")
+    res = dpcore.calibrate(event_fn, "epsilon0", epsilon, delta_shuffle, lower=0.5, upper=1.0, increasing=True,
+                           bounds=(1e-9, 1.0), accountant="shuffle")
+    return float(res.value)
 
 
 def fmt_delta_term(epsilon: float, epsilon0: float, n: int, delta0: float) -> float:
@@ -336,18 +356,7 @@ def shuffled_truncated_mirror_descent(
             sig = math.sqrt(math.log(n / delta) * geo.kappa * tau**2 * L / (n * epsilon**2))
             mech = gg_mechanism(geo, sig, local_sens)
         else:
-            def event_fn(e0: float):
-                return ShuffledEvent(e0, users)
-
-            top = dpcore.get_epsilon(event_fn(1.0), delta_shuffle, accountant="shuffle").epsilon
-            if top < epsilon:
-                raise ValueError(
-                    f"epsilon={epsilon!r} is outside Theorem 9's regime epsilon = O(sqrt(log(n/delta)/n)): with local "
-                    f"epsilon0 <= 1 (Lemma 3's range) shuffling {users} reports reaches at most epsilon={top:.6g} at "
-                    f"delta/2; use batched_truncated_mirror_descent (Algorithm 7, Theorem 11: any 0 < epsilon <= 1)")
-            res = dpcore.calibrate(event_fn, "epsilon0", epsilon, delta_shuffle, lower=0.5, upper=1.0,
-                                   increasing=True, bounds=(1e-9, 1.0), accountant="shuffle")
-            mech = calibrated_gg(geo, float(res.value), delta0, local_sens)
+            mech = calibrated_gg(geo, local_epsilon(users, epsilon, delta_shuffle), delta0, local_sens)
         try:
             eps0 = mech.lemma3_epsilon(delta0)
         except ValueError as exc:  # only reachable with the printed sigma

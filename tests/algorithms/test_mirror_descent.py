@@ -100,3 +100,15 @@ def test_same_seed_same_model():
     a = noisy_mirror_descent(X, Y, p=1.3, epsilon=1.0, data_norm_bound=1.0, constraint="l1", radius=1.0, rng=5)
     b = noisy_mirror_descent(X, Y, p=1.3, epsilon=1.0, data_norm_bound=1.0, constraint="l1", radius=1.0, rng=5)
     np.testing.assert_array_equal(a.weights, b.weights)
+
+
+@pytest.mark.parametrize("solver,p,eps", [("noisy_mirror_descent", 1.5, 0.8), ("phased_dp_sgd", 3.0, 0.8),
+                                          ("batched_truncated_mirror_descent", 1.2, 0.8),
+                                          ("shuffled_truncated_mirror_descent", 1.5, 0.01)])
+def test_estimator_accepts_every_lp_solver(solver, p, eps):
+    from algorithms import DPLogisticRegression
+
+    Xe, Ye, _ = make_classification(2000, 6, seed=1)
+    m = DPLogisticRegression(solver=solver, epsilon=eps, random_state=None, solver_params={"p": p}).fit(Xe, Ye)
+    assert 0.9 * eps < m.privacy_.epsilon <= eps and m.privacy_.relation == "replace_one"
+    assert m.coef_.shape == (6,) and np.all(np.isfinite(m.coef_))
