@@ -52,6 +52,10 @@ _MODULES = {
     "objective_perturbation": "algorithms.objective_perturbation",
     "approximate_minima_perturbation": "algorithms.approximate_minima_perturbation",
     "approx_objective_perturbation": "algorithms.approx_objective_perturbation",
+    "noisy_mirror_descent": "algorithms.noisy_mirror_descent",
+    "phased_dp_sgd": "algorithms.phased_dp_sgd",
+    "batched_truncated_mirror_descent": "algorithms.truncated_mirror_descent",
+    "shuffled_truncated_mirror_descent": "algorithms.truncated_mirror_descent",
 }
 SOLVER_NAMES = tuple(_MODULES)
 
@@ -68,7 +72,16 @@ SOLVER_SETTINGS: Dict[str, dict] = {
     "objective_perturbation": {"alpha": 0.1},
     "approximate_minima_perturbation": {"alpha": 0.1},
     "approx_objective_perturbation": {"alpha": 0.1},
+    # Su–Zhao–Wang l_p solvers (Phased DP-SGD is Euclidean; the others need 1 < p < 2)
+    "noisy_mirror_descent": {"p": 1.5, "steps": 10, "trace": False},
+    "phased_dp_sgd": {"p": 2.0, "trace": False},
+    "batched_truncated_mirror_descent": {"p": 1.5, "steps": 5, "constraint": "l1", "radius": 5.0, "trace": False},
+    "shuffled_truncated_mirror_descent": {"p": 1.5, "steps": 20, "constraint": "l1", "radius": 5.0, "trace": False},
 }
+#: Solvers whose guarantee exists only for small ε (Su–Zhao–Wang Theorem 9: ε = O(√(log(n/δ)/n))) are
+#: audited at min(ε, cap) on a larger canary problem (n, d) instead of the defaults.
+_EPSILON_CAP = {"shuffled_truncated_mirror_descent": 0.05}
+_PROBLEM_SIZE = {"shuffled_truncated_mirror_descent": (2000, 3)}
 _GRADIENT_PERTURBATION = ("dp_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp", "dp_accmd")  # accept noise_multiplier
 _ADD_REMOVE = ("dp_sgd",)  # Poisson sampling is analysed under add/remove
 _NOISE_FAMILY = {  # GDP estimator only where every release is an unsampled Gaussian
@@ -196,6 +209,8 @@ def solver_target(
         if bug.kind == "solver":
             return _early_stopped_target(epsilon, delta)
     relation = "add_remove" if name in _ADD_REMOVE else "replace_one"
+    n, d = _PROBLEM_SIZE.get(name, (n, d))
+    epsilon = min(epsilon, _EPSILON_CAP.get(name, math.inf))
     datasets = canary_datasets(n, d, relation)
     settings = dict(COMMON_SETTINGS, **SOLVER_SETTINGS[name], epsilon=epsilon, delta=delta)
     claim, kwargs = _calibrated(name, settings, datasets[1])
