@@ -16,7 +16,9 @@ from typing import Optional
 
 import numpy as np
 
+import dpcore
 from dpcore._validation import check_choice, check_positive, check_positive_int
+from dpcore.events import PrivacyEvent
 from dpcore.result import PrivacyResult
 from mechanisms.base import convert_sensitivity
 from mechanisms.generalized_gaussian import GeneralizedGaussian
@@ -27,7 +29,7 @@ from .mirror_maps import LP, LpGeometry, bregman_step_kernel, lp_geometry, mirro
 
 __all__ = ["MirrorSetup", "mirror_setup", "gg_mechanism", "check_releases", "default_steps_nonprivate",
            "check_mirror_calibration", "check_steps", "calibrated_gg",
-           "warn_paper_over_target"]
+           "warn_paper_over_target", "event_epsilon"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,12 @@ def calibrated_gg(geo: LpGeometry, epsilon: float, delta: float, sensitivity_q: 
     """Least σ that Lemma 3 certifies (ε ≤ 1, δ ≤ 1/2) for one release with ℓq sensitivity (memoised:
     data-independent, and audits call the solvers thousands of times)."""
     return GeneralizedGaussian.calibrate(epsilon, delta, sensitivity_q, p=geo.r, dimension=geo.d, norm=geo.q)
+
+
+@lru_cache(maxsize=256)
+def event_epsilon(event: PrivacyEvent, delta: float, accountant: str) -> PrivacyResult:
+    """``dpcore.get_epsilon(event, delta, accountant=...)``, memoised (events are immutable and hashable)."""
+    return dpcore.get_epsilon(event, delta, accountant=accountant)
 
 
 def check_releases(kernel_releases: int, accounted: int) -> None:

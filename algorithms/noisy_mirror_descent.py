@@ -44,7 +44,7 @@ from mechanisms.kernels import generalized_gaussian_noise_kernel
 
 from ._mirror_common import (
     calibrated_gg, check_mirror_calibration, check_releases, check_steps, default_steps_nonprivate, gg_mechanism,
-    mirror_setup, warn_paper_over_target,
+    event_epsilon, mirror_setup, warn_paper_over_target,
 )
 from ._solver_common import as_generator, finish
 from .clipping import clipped_gradient_sum_kernel
@@ -220,7 +220,7 @@ def noisy_mirror_descent(
             mech = calibrated_gg(geo, eps_step, delta_step, sens_q)
         sigma = mech.sigma
         event = SelfComposedEvent(mech.privacy_event("replace_one", delta=delta_step), T)
-    privacy = dpcore.get_epsilon(event, delta, accountant=_ACCOUNTANT)
+    privacy = event_epsilon(event, delta, _ACCOUNTANT)
     if private and cal == "paper":
         warn_paper_over_target(privacy, epsilon, "noisy_mirror_descent")
     gen = as_generator(rng)

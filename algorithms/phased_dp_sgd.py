@@ -45,6 +45,7 @@ from mechanisms.kernels import gaussian_noise_kernel
 from ._solver_common import as_generator, check_relation_replace_one, finish, setup
 from .clipping import clipped_batch_gradient_sum_kernel
 from .constraints import project_kernel
+from ._mirror_common import event_epsilon
 from .mirror_maps import check_primal_p
 from .regularizers import prox_gradient_step_kernel
 from .result import SolverResult
@@ -192,7 +193,7 @@ def phased_dp_sgd(
         else:
             z = least_noise_multiplier(epsilon, delta, accountant)
         event = GaussianEvent(z, "replace_one")
-    privacy = dpcore.get_epsilon(event, delta, accountant=accountant)
+    privacy = event_epsilon(event, delta, accountant)
     gen = as_generator(rng)
     perm = gen.permutation(n)
     w, outs, releases, evals, clipped = phased_dp_sgd_kernel(

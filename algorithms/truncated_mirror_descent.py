@@ -49,7 +49,7 @@ from mechanisms.kernels import generalized_gaussian_noise_kernel
 
 from ._mirror_common import (
     MirrorSetup, calibrated_gg, check_mirror_calibration, check_releases, check_steps, default_steps_nonprivate,
-    gg_mechanism, mirror_setup, warn_paper_over_target,
+    event_epsilon, gg_mechanism, mirror_setup, warn_paper_over_target,
 )
 from ._solver_common import as_generator, finish
 from .losses import loss_deriv, row_axpy, row_dot
@@ -277,7 +277,7 @@ def batched_truncated_mirror_descent(
         event = mech.privacy_event("replace_one", delta=delta)
     else:
         sigma, event = 0.0, NonPrivateEvent("replace_one")
-    privacy = dpcore.get_epsilon(event, delta, accountant="composition")
+    privacy = event_epsilon(event, delta, "composition")
     w, snaps, releases, evals, details = _run(m, T, tau, gam, sigma, False, rng, {"lam": lm})
     if private:
         check_releases(releases, T)  # T batch releases on disjoint batches: one release per record
@@ -365,7 +365,7 @@ def shuffled_truncated_mirror_descent(
                              "claimed, use calibration='accountant'") from exc
         sigma = mech.sigma
         event = ShuffledEvent(eps0, users)
-        shuffled = dpcore.get_epsilon(event, delta_shuffle, accountant="shuffle")
+        shuffled = event_epsilon(event, delta_shuffle, "shuffle")
         extra = fmt_delta_term(shuffled.epsilon, eps0, users, delta0)
         total_delta = delta_shuffle + extra
         if total_delta > delta:
@@ -380,7 +380,7 @@ def shuffled_truncated_mirror_descent(
             warn_paper_over_target(privacy, epsilon, "shuffled_truncated_mirror_descent")
     else:
         sigma, event = 0.0, NonPrivateEvent("replace_one")
-        privacy = dpcore.get_epsilon(event, delta, accountant="composition")
+        privacy = event_epsilon(event, delta, "composition")
     w, snaps, releases, evals, details = _run(m, T, tau, gam, sigma, True, rng,
                                               {"lam": lm, "delta_split": split, "calibration": cal})
     if private:
