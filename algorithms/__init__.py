@@ -12,7 +12,10 @@ Solvers (one function each; estimator ``solver=`` names are the same strings):
 * output perturbation — :func:`output_perturbation_gd` (Zhang, Zheng, Mou, Wang 2017, Alg. 1);
 * objective perturbation — :func:`objective_perturbation` (lecture14 Alg. 1, Chaudhuri et al. 2011),
   :func:`approximate_minima_perturbation` (Iyengar et al. 2019),
-  :func:`approx_objective_perturbation` (Su, Zhao, Wang Alg. 1 / 2).
+  :func:`approx_objective_perturbation` (Su, Zhao, Wang Alg. 1 / 2);
+* non-convex objectives — :func:`dp_srm` (wang-jayaraman-evans-gu Alg. 1), :func:`rrpsgd`
+  (Zhang, Zheng, Mou, Wang 2017, Alg. 2), and ``dp_gd(output="random")`` (wang-ye-xu §6.2); every
+  first-order solver takes ``penalty="nonconvex"`` (λΣⱼwⱼ²/(1 + wⱼ²), λ = ``alpha``).
 * ℓp geometry (Su, Zhao, Wang §5) — :func:`noisy_mirror_descent` (Alg. 3), :func:`phased_dp_sgd`
   (Alg. 6), :func:`batched_truncated_mirror_descent` (Alg. 7), :func:`shuffled_truncated_mirror_descent`
   (Alg. 4), all taking ``p=``.
@@ -26,6 +29,7 @@ from .constraints import get_constraint
 from .dp_accmd import dp_accmd
 from .dp_gd import dp_gd
 from .dp_sgd import dp_sgd
+from .dp_srm import dp_srm
 from .dp_svrg import dp_svrg, dp_svrg_pp
 from .estimators import SOLVERS, DPHuberRegressor, DPLinearRegression, DPLogisticRegression
 from .losses import get_loss
@@ -34,6 +38,7 @@ from .objective_perturbation import objective_perturbation
 from .output_perturbation import output_perturbation_gd
 from .phased_dp_sgd import phased_dp_sgd
 from .regularizers import get_regularizer
+from .rrpsgd import rrpsgd
 from .result import SolverResult
 from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled_truncated_mirror_descent
 from .seeding import DeterministicSeedWarning
@@ -48,6 +53,8 @@ __all__ = [
     "objective_perturbation",
     "approximate_minima_perturbation",
     "approx_objective_perturbation",
+    "dp_srm",
+    "rrpsgd",
     "noisy_mirror_descent",
     "phased_dp_sgd",
     "batched_truncated_mirror_descent",

@@ -6,45 +6,80 @@ Each step releases the clipped gradient sum plus Gaussian noise,
 ``x_t = x_{t−1} − η(∇F(x_{t−1}) + z_{t−1})`` with ``z ~ N(0, (σ/n)²I)``.
 
 Privacy: T Gaussian releases of a sum with sensitivity Δ = C (add_remove) or 2C (replace_one):
-``SelfComposedEvent(GaussianEvent(σ/Δ, relation), T)``. Theorem 6.1 gives σ only up to an unspecified
-constant c, so σ is calibrated by the dpcore accountant. Output ``"last"`` returns x_T (§6.1, PL
-condition), ``"random"`` returns x_m with m uniform on {0, …, T−1} (§6.2, non-convex; the index is
-drawn from ``rng``, independent of the data).
+``SelfComposedEvent(GaussianEvent(σ/Δ, relation), T)``, σ calibrated by the dpcore accountant.
+Theorem 6.1 gives σ² = c·G²T·ln(1/δ)/(n²ε²) (noise on the mean gradient) only "for some constant c";
+``calibration="paper"`` uses that formula with an explicit ``paper_constant`` c (default 16: then
+ρ-zCDP with ρ = 2ε²/(c·ln(1/δ)) (Bun–Steinke 2016, Prop. 1.6 and Lemma 2.3) converts to
+ε′ = ρ + 2√(ρ ln(1/δ)) ≤ ε whenever ε ≤ 2.34·ln(1/δ)), and refuses when dpcore's ε for the
+resulting σ exceeds the target — the condition is checked, never assumed. G is the clip norm.
+Output ``"last"`` returns x_T (§6.1, PL condition), ``"random"`` returns x_m with m uniform on
+{0, …, T−1} (§6.2, non-convex; the index is drawn from ``rng``, independent of the data).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import numpy as np
 from numba import njit
 
-from dpcore._validation import check_choice, check_positive_int
+import dpcore
+from dpcore._validation import check_choice, check_delta, check_positive, check_positive_int
 from dpcore.events import GaussianEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
-    as_generator, calibrated_privacy, check_calibration, check_counts, check_relation_replace_one, default_step, finish,
+    as_generator, calibrated_privacy, check_counts, check_relation_replace_one, default_step, finish,
     initial_point, setup,
 )
 from .clipping import clipped_gradient_sum_kernel, clipped_gradient_sum_parallel_kernel, clipped_sum_sensitivity
-from .regularizers import prox_gradient_step_kernel
+from .regularizers import nonconvex_gradient_kernel, prox_gradient_step_kernel
 from .result import SolverResult
 
-__all__ = ["dp_gd", "dp_gd_kernel"]
+__all__ = ["dp_gd", "dp_gd_kernel", "dp_gd_paper_sigma"]
 
-_PAPER = "wang-ye-xu-2017 Theorem 6.1 states sigma^2 = c G^2 T ln(1/delta)/(n^2 eps^2) only 'for some constant c'"
+
+def dp_gd_paper_sigma(epsilon: float, delta: float, *, n: int, steps: int, lipschitz: float,
+                      paper_constant: float = 16.0) -> float:
+    """σ of wang-ye-xu-2017 Theorem 6.1, eq. (11): √(c·G²T·ln(1/δ)/(n²ε²)), the std of the noise on the
+    *mean* gradient (gradient units); the clipped-sum noise is n·σ, multiplier n·σ/(2G) (replace-one)."""
+    eps = check_positive("epsilon", epsilon)
+    if not math.isfinite(eps):
+        raise ValueError("epsilon must be finite for calibration='paper'")
+    check_delta("delta", delta)
+    n = check_positive_int("n", n)
+    T = check_positive_int("steps", steps)
+    G = check_positive("lipschitz", lipschitz)
+    c = check_positive("paper_constant", paper_constant)
+    return math.sqrt(c * G * G * T * math.log(1.0 / delta) / (n * n * eps * eps))
+
+
+def _paper_privacy(event_fn, epsilon, delta, steps, c, noise_multiplier, accountant, n, clip, sensitivity):
+    """(z, event, privacy, record) of the Theorem 6.1 route; ``ValueError`` when dpcore's ε exceeds the target."""
+    if noise_multiplier is not None or epsilon is None or math.isinf(epsilon):
+        raise ValueError("calibration='paper' needs a finite epsilon (and no noise_multiplier)")
+    sigma = dp_gd_paper_sigma(epsilon, delta, n=n, steps=steps, lipschitz=clip, paper_constant=c)
+    z = n * sigma / sensitivity  # the sum carries n·σ
+    event = event_fn(z)
+    privacy = dpcore.get_epsilon(event, delta, accountant=accountant)
+    if not privacy.epsilon <= epsilon:
+        raise ValueError(f"calibration='paper' with paper_constant={c:g} gives epsilon={privacy.epsilon:.6g} > the "
+                         f"target {epsilon:g} (dpcore); raise paper_constant or use calibration='accountant'")
+    return z, event, privacy, {"route": "paper", "paper_constant": c, "sigma_mean_gradient": sigma,
+                               "noise_multiplier": z}
 
 
 @njit(cache=True)
 def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, steps, lr, clip, sigma, out_index, rng,
-                 parallel=False):
+                 parallel=False, nonconvex=0.0):
     """Run ``steps`` noisy full-gradient steps (wang-ye-xu-2017 Alg. 4).
 
     Returns (output iterate, iterates after every step (steps+1, d), noisy releases, clipped count).
     ``sigma`` is the noise std on the gradient *sum*; ``out_index`` = index of the returned iterate
     (``steps`` for the last one); ``rng`` is the caller's ``numpy.random.Generator`` (advanced in place).
-    ``parallel`` sums the clipped gradients on all Numba threads.
+    ``parallel`` sums the clipped gradients on all Numba threads. ``nonconvex``: λ of the
+    data-independent penalty λΣⱼwⱼ²/(1 + wⱼ²), whose exact gradient joins the step.
     """
     n, d = X.shape
     w = w0.copy()
@@ -62,6 +97,7 @@ def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, st
         if sigma > 0.0:
             g += gaussian_noise_kernel(rng, d, sigma)
         releases += 1
+        nonconvex_gradient_kernel(nonconvex, w, float(n), g)
         prox_gradient_step_kernel(w, g, step, lr, alpha, l1, ckind, cradius)
         snaps[t + 1] = w
     return snaps[out_index].copy(), snaps, releases, clipped
@@ -76,6 +112,7 @@ def dp_gd(
     delta: float = 1e-5,
     alpha: float = 0.0,
     l1: float = 0.0,
+    penalty: str = "l2",
     steps: int = 100,
     learning_rate: Optional[float] = None,
     clip_norm: Optional[float] = None,
@@ -85,6 +122,7 @@ def dp_gd(
     output: str = "last",
     relation: str = "replace_one",
     calibration: str = "accountant",
+    paper_constant: float = 16.0,
     accountant: str = "rdp",
     noise_multiplier: Optional[float] = None,
     w0: Optional[np.ndarray] = None,
@@ -108,6 +146,9 @@ def dp_gd(
         δ in (0, 1).
     alpha, l1 : float
         Regularizer (alpha/2)‖w‖² + l1‖w‖₁ (handled by its exact prox step; data-independent).
+    penalty : {"l2", "nonconvex"}
+        ``"nonconvex"``: ``alpha`` is λ of λΣⱼwⱼ²/(1 + wⱼ²) (wang-jayaraman-evans-gu §7.1), whose exact
+        gradient is added to the noisy step (use with ``output="random"``, §6.2).
     steps : int
         T ≥ 1 iterations, each a full pass over the data.
     learning_rate : float, optional
@@ -124,8 +165,11 @@ def dp_gd(
     relation : {"replace_one"}
         Neighbouring relation of the guarantee (Δ = 2C for the clipped sum). ``"add_remove"`` is
         refused: the update divides the noisy sum by n, and the noise scale ησ/n would reveal n.
-    calibration : {"accountant"}
-        ``"paper"`` is refused: Theorem 6.1 has no explicit constant.
+    calibration : {"accountant", "paper"}
+        ``"paper"``: σ² = c·G²T·ln(1/δ)/(n²ε²) of Theorem 6.1 (eq. (11)) with c = ``paper_constant``
+        and G = the clip norm; refused (``ValueError``) when dpcore's ε for that σ exceeds ``epsilon``.
+    paper_constant : float
+        c > 0 of eq. (11) (``calibration="paper"`` only); module docstring for the default 16.
     accountant : str
         dpcore accountant used for calibration and reporting.
     noise_multiplier : float, optional
@@ -148,13 +192,13 @@ def dp_gd(
     SolverResult
         ``details["releases"]`` is the number of noisy gradients the kernel produced (= T).
     """
-    check_calibration(calibration, _PAPER)
+    check_choice("calibration", calibration, ("accountant", "paper"))
     check_relation_replace_one(relation, "DP-GD normalises by n, which add/remove neighbours change")
     steps = check_positive_int("steps", steps)
     check_choice("output", output, ("last", "random"))
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params)
+              loss_params=loss_params, penalty=penalty)
     lr = default_step(learning_rate, s, 1.0)
     gen = as_generator(rng)
     sens = clipped_sum_sensitivity(s.clip, relation)
@@ -162,15 +206,19 @@ def dp_gd(
     def event_fn(z: float):
         return SelfComposedEvent(GaussianEvent(z, relation), steps)
 
-    z, event, privacy, cal = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
-                                                noise_multiplier=noise_multiplier, relation=relation,
-                                                accountant=accountant)
+    if calibration == "paper":
+        z, event, privacy, cal = _paper_privacy(event_fn, epsilon, delta, steps, paper_constant, noise_multiplier,
+                                                accountant, s.data.n, s.clip, sens)
+    else:
+        z, event, privacy, cal = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
+                                                    noise_multiplier=noise_multiplier, relation=relation,
+                                                    accountant=accountant)
     out_index = steps if output == "last" else int(gen.integers(steps))
     w_init = initial_point(w0, s)
     w, snaps, releases, clipped = dp_gd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, w_init, s.reg.alpha, s.reg.l1,
         s.constraint.kind, s.constraint.radius, steps, lr, s.clip, z * sens, out_index, gen,
-        bool(parallel))
+        bool(parallel), s.reg.nonconvex)
     check_counts(releases, event)
     return finish("dp_gd", s, w, snaps, step=lr, event=event, privacy=privacy, z=z, sensitivity=sens,
                   grad_evals=steps * s.data.n, trace=trace,

@@ -36,7 +36,7 @@ from ._solver_common import (
     initial_point, setup,
 )
 from .clipping import clipped_batch_gradient_sum_kernel, clipped_sum_sensitivity
-from .regularizers import prox_gradient_step_kernel
+from .regularizers import nonconvex_gradient_kernel, prox_gradient_step_kernel
 from .result import SolverResult
 
 __all__ = ["dp_sgd", "dp_sgd_kernel", "poisson_batch_kernel", "fixed_batch_kernel"]
@@ -71,9 +71,10 @@ def fixed_batch_kernel(rng, perm, b):
 
 @njit(cache=True)
 def dp_sgd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, steps, lr, clip, sigma,
-                  poisson, q, batch, denom, snap_every, rng):
+                  poisson, q, batch, denom, snap_every, rng, nonconvex=0.0):
     """Run ``steps`` DP-SGD steps. Returns (w, snapshots every ``snap_every`` steps, releases,
-    gradient evaluations, clipped count). ``rng``: the caller's ``numpy.random.Generator`` (advanced in place)."""
+    gradient evaluations, clipped count). ``rng``: the caller's ``numpy.random.Generator`` (advanced in place).
+    ``nonconvex``: λ of the data-independent penalty λΣⱼwⱼ²/(1 + wⱼ²), whose exact gradient joins the step."""
     n, d = X.shape
     w = w0.copy()
     g = np.empty(d)
@@ -94,6 +95,7 @@ def dp_sgd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, s
         if sigma > 0.0:
             g += gaussian_noise_kernel(rng, d, sigma)
         releases += 1
+        nonconvex_gradient_kernel(nonconvex, w, denom, g)
         prox_gradient_step_kernel(w, g, lr / denom, lr, alpha, l1, ckind, cradius)
         if (t + 1) % snap_every == 0:
             snaps[(t + 1) // snap_every] = w
@@ -140,6 +142,7 @@ def dp_sgd(
     delta: float = 1e-5,
     alpha: float = 0.0,
     l1: float = 0.0,
+    penalty: str = "l2",
     batch_size: int = 256,
     epochs: float = 5.0,
     steps: Optional[int] = None,
@@ -167,6 +170,9 @@ def dp_sgd(
     X, y, loss, epsilon, delta, alpha, l1, clip_norm, data_norm_bound, constraint, radius,
     noise_multiplier, w0, rng, trace, loss_params :
         As in :func:`algorithms.dp_gd.dp_gd`.
+    penalty : {"l2", "nonconvex"}
+        ``"nonconvex"``: ``alpha`` is λ of λΣⱼwⱼ²/(1 + wⱼ²) (wang-jayaraman-evans-gu §7.1) instead of
+        (alpha/2)‖w‖²; its exact gradient is added to the noisy step (data-independent).
     batch_size : int
         b ≥ 1: the normaliser of the update (Poisson: a public expected batch size, never compared
         with len(X)); the exact batch size without replacement, 1 ≤ b ≤ n.
@@ -204,7 +210,7 @@ def dp_sgd(
         raise ValueError(f"relation must be {natural!r} for sampling={sampling!r} (the analysis dpcore uses); got {relation!r}")
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params)
+              loss_params=loss_params, penalty=penalty)
     n = s.data.n  # read below only under replace_one (fixed batches), where n is public
     q, b, T, per_pass = _schedule(sampling, batch_size, epochs, steps, sampling_rate, dataset_size, n)
     lr = default_step(learning_rate, s, 1.0)
@@ -224,7 +230,7 @@ def dp_sgd(
     w, snaps, releases, evals, clipped = dp_sgd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
         s.reg.l1, s.constraint.kind, s.constraint.radius, T, lr, s.clip, z * sens, sampling == "poisson", q, b,
-        float(b), min(per_pass, T), gen)
+        float(b), min(per_pass, T), gen, s.reg.nonconvex)
     check_counts(releases, event)
     if T % min(per_pass, T):
         snaps = np.vstack([snaps, w])

@@ -48,10 +48,12 @@ from .approximate_minima_perturbation import approximate_minima_perturbation
 from .dp_accmd import dp_accmd
 from .dp_gd import dp_gd
 from .dp_sgd import dp_sgd
+from .dp_srm import dp_srm
 from .dp_svrg import dp_svrg, dp_svrg_pp
 from .noisy_mirror_descent import noisy_mirror_descent
 from .objective_perturbation import objective_perturbation
 from .output_perturbation import output_perturbation_gd
+from .rrpsgd import rrpsgd
 from .phased_dp_sgd import phased_dp_sgd
 from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled_truncated_mirror_descent
 from .seeding import warn_if_fixed_seed
@@ -68,6 +70,8 @@ SOLVERS = {
     "objective_perturbation": objective_perturbation,
     "approximate_minima_perturbation": approximate_minima_perturbation,
     "approx_objective_perturbation": approx_objective_perturbation,
+    "dp_srm": dp_srm,
+    "rrpsgd": rrpsgd,
     "noisy_mirror_descent": noisy_mirror_descent,
     "phased_dp_sgd": phased_dp_sgd,
     "batched_truncated_mirror_descent": batched_truncated_mirror_descent,
@@ -172,6 +176,12 @@ class _DPLinearModel(_Base):
         accepted = inspect.signature(solver).parameters
         kwargs = dict(self.solver_params or {})
         kwargs.update({k: v for k, v in extra.items() if k in accepted})  # e.g. clip_norm: gradient solvers only
+        penalty = getattr(self, "penalty", "l2")
+        if penalty != "l2":
+            if "penalty" not in accepted:
+                raise ValueError(f"penalty={penalty!r} needs a solver that takes it (dp_gd, dp_sgd, dp_srm, rrpsgd); "
+                                 f"got solver={self.solver!r}")
+            kwargs["penalty"] = penalty
         res = solver(
             X, y, loss=self._loss, epsilon=self.epsilon, delta=self.delta, alpha=self.alpha,
             data_norm_bound=bound, rng=self.random_state, loss_params=loss_params or None, **kwargs,
@@ -200,13 +210,17 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     ----------
     solver : str
         One of ``dp_gd, dp_sgd, dp_svrg, dp_svrg_pp, dp_accmd, output_perturbation_gd,
-        objective_perturbation, approximate_minima_perturbation, approx_objective_perturbation``.
+        objective_perturbation, approximate_minima_perturbation, approx_objective_perturbation,
+        dp_srm, rrpsgd``.
     epsilon : float
         Target ε in (0, ∞] (nats); ``math.inf`` = same algorithm without noise.
     delta : float
         Target δ (0 selects the ε-DP variants of output / objective perturbation).
     alpha : float
-        L2 strength ≥ 0: F = mean logistic loss + (alpha/2)‖w‖² (sklearn C = 1/(n·alpha)).
+        L2 strength ≥ 0: F = mean logistic loss + (alpha/2)‖w‖² (sklearn C = 1/(n·alpha)); with
+        ``penalty="nonconvex"`` the λ of λΣⱼwⱼ²/(1 + wⱼ²) instead (wang-jayaraman-evans-gu §7.1, 1e-3).
+    penalty : {"l2", "nonconvex"}
+        ``"nonconvex"`` needs a solver that takes it: dp_gd, dp_sgd, dp_srm, rrpsgd.
     fit_intercept : bool
         Append the constant feature ``intercept_scaling`` (included in the norm bound).
     intercept_scaling : float
@@ -232,7 +246,7 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     def __init__(self, solver: str = "dp_svrg", epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 1e-3,
                  fit_intercept: bool = True, intercept_scaling: float = 1.0, data_norm_bound: float = 1.0,
                  clip_data: bool = False, classes: Optional[Any] = None, random_state: Any = None,
-                 solver_params: Optional[dict] = None) -> None:
+                 solver_params: Optional[dict] = None, penalty: str = "l2") -> None:
         _store_params(self, locals())
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPLogisticRegression":

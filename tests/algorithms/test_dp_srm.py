@@ -69,7 +69,7 @@ def test_reported_privacy_is_dpcores_epsilon_of_the_event_run():
     first = SampledWithoutReplacementEvent(GaussianEvent(z, "replace_one"), 40, 400)
     later = SelfComposedEvent(SampledWithoutReplacementEvent(GaussianEvent(z, "replace_one"), 20, 400), 49)
     assert res.event == ComposedEvent([first, later])
-    assert res.privacy.epsilon == dpcore.get_epsilon(res.event, 1e-5).epsilon
+    assert res.privacy.epsilon == dpcore.get_epsilon(res.event, 1e-5, accountant="rdp").epsilon
     assert res.privacy.epsilon <= 1.0
     assert res.details["releases"] == 50
     # the noise on the later sums is z times (6.1)'s sensitivity 2(γC₁ + (1 − γ)C₂)
@@ -80,7 +80,7 @@ def test_reported_privacy_is_dpcores_epsilon_of_the_event_run():
 
 def test_noise_multiplier_route_reports_its_epsilon():
     res = dp_srm(X, Y, noise_multiplier=2.0, data_norm_bound=1.0, steps=10, rng=0)
-    assert res.privacy.epsilon == dpcore.get_epsilon(res.event, 1e-5).epsilon
+    assert res.privacy.epsilon == dpcore.get_epsilon(res.event, 1e-5, accountant="rdp").epsilon
 
 
 def test_sensitivities_of_section_6_1():
