@@ -237,7 +237,9 @@ def batched_truncated_mirror_descent(
     gamma : float, optional
         γ > 0 of the Bregman term; default √T.
     lam, truncation : float, optional
-        λ (τ = βM + λ; default Theorem 16's) or τ itself.
+        λ (τ = βM + λ; default Theorem 16's) or τ itself (then the default T uses λ = τ). With
+        Lipschitz data a τ equal to the public bound on ‖∇ℓ‖_q keeps every gradient and adds less noise
+        than the heavy-tail default βM + λ.
     smoothness : float, optional
         β w.r.t. ‖·‖_p; default from ``data_norm_bound``.
     data_norm_bound, clip_norm : float, optional
@@ -263,7 +265,7 @@ def batched_truncated_mirror_descent(
     L = math.log(1.0 / delta)
     default_lam = (math.sqrt(n * epsilon) * M / (geo.kappa * (d * L) ** 0.25)) ** (2.0 / 3.0) if private else 1.0
     lm, tau, M = _lambda_tau(m, lam, truncation, default_lam)
-    lam_for_T = tau - m.smoothness * M if lm is None else lm
+    lam_for_T = tau if lm is None else lm  # with τ given, λ ≈ τ in the theorem's T (λ ≥ βM there, so τ ≤ 2λ)
     default_T = n * epsilon / (M * max(lam_for_T, 1e-300) * math.sqrt(d * L)) if private else default_steps_nonprivate(n)
     T = check_steps(steps, min(default_T, n), n)
     b = n // T
@@ -335,7 +337,7 @@ def shuffled_truncated_mirror_descent(
     L = math.log(1.0 / delta)
     default_lam = math.sqrt(n * epsilon) / (geo.kappa**2 * d * L) ** 0.25 if private else 1.0
     lm, tau, M = _lambda_tau(m, lam, truncation, default_lam)
-    lam_for_T = tau - m.smoothness * M if lm is None else lm
+    lam_for_T = tau if lm is None else lm  # with τ given, λ ≈ τ in the theorem's T (λ ≥ βM there, so τ ≤ 2λ)
     default_T = (M * n * epsilon) ** 2 / (max(lam_for_T, 1e-300) ** 2 * d * L) if private else default_steps_nonprivate(n)
     T = check_steps(steps, min(default_T, n), n)
     b = n // T
