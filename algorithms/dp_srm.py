@@ -46,17 +46,19 @@ from dpcore._validation import check_choice, check_open_unit, check_positive, ch
 from dpcore.events import ComposedEvent, DpSrmEvent, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
 
+from ._data import prepare_data
 from ._solver_common import (
     Setup, as_generator, calibrated_privacy, check_batch_size, check_counts, check_relation_replace_one, default_step,
     finish, initial_point, setup,
 )
 from .clipping import clipped_batch_difference_sum_kernel, clipped_batch_gradient_sum_kernel
 from .dp_sgd import fixed_batch_kernel
-from .losses import loss_deriv, row_dot
+from .losses import get_loss, loss_deriv, row_dot
 from .regularizers import nonconvex_gradient_kernel
 from .result import SolverResult
 
-__all__ = ["dp_srm", "dp_srm_kernel", "dp_srm_paper_sigmas", "dp_srm_sensitivities"]
+__all__ = ["dp_srm", "dp_srm_kernel", "dp_srm_query", "dp_srm_query_kernel", "dp_srm_paper_sigmas",
+           "dp_srm_sensitivities"]
 
 
 def dp_srm_sensitivities(clip_norm: float, diff_clip_norm: float, momentum: float) -> tuple[float, float]:
@@ -87,6 +89,41 @@ def _check_momentum(momentum: float) -> float:
     if g > 1.0:
         raise ValueError(f"momentum must be in (0, 1]; got {momentum!r}")
     return g
+
+
+def dp_srm_query(
+    X: np.ndarray, y: np.ndarray, w: np.ndarray, w_prev: np.ndarray, *, loss: str = "logistic",
+    clip_norm: float, diff_clip_norm: float, momentum: float, loss_params: Optional[dict] = None,
+) -> np.ndarray:
+    """The un-noised sum a later DP-SRM step releases, over all rows (the batch = the dataset):
+    ``Σᵢ [γ·clip_{C₁}(∇ℓᵢ(w)) + (1 − γ)·clip_{C₂}(∇ℓᵢ(w) − ∇ℓᵢ(w_prev))]`` — the deterministic part
+    whose replace-one sensitivity is ``dp_srm_sensitivities(C₁, C₂, γ)[1]`` (§6.1; for audits).
+
+    Parameters
+    ----------
+    X, y : arrays
+        Features (n, d) and labels (as :func:`dp_srm`).
+    w, w_prev : arrays, shape (d,)
+        θᵗ and θᵗ⁻¹ (parameter units).
+    clip_norm, diff_clip_norm : float
+        C₁ and C₂ (gradient units; ``inf`` switches a clip off).
+    momentum : float
+        γ in (0, 1].
+    """
+    lossobj = get_loss(loss, **(loss_params or {}))
+    data = prepare_data(X, y, lossobj.task, None)
+    gamma = _check_momentum(momentum)
+    c1 = check_positive("clip_norm", clip_norm, allow_inf=True)
+    c2 = check_positive("diff_clip_norm", diff_clip_norm, allow_inf=True)
+    d = data.d
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    w_prev = np.ascontiguousarray(w_prev, dtype=np.float64)
+    if w.shape != (d,) or w_prev.shape != (d,):
+        raise ValueError(f"w and w_prev must have shape ({d},)")
+    out, scratch = np.empty(d), np.empty(d)
+    dp_srm_query_kernel(lossobj.kind, lossobj.param, data.X, data.y, data.row_norms, w_prev, w, np.arange(data.n),
+                        data.n, gamma, c1, c2, np.empty(data.n), out, scratch)
+    return out
 
 
 def dp_srm_paper_sigmas(
@@ -139,6 +176,22 @@ def dp_srm_paper_sigmas(
 
 
 @njit(cache=True)
+def dp_srm_query_kernel(kind, param, X, y, row_norms, w_prev, w, idx, count, gamma, clip1, clip2, ref, s1, s2):
+    """The released sum of a later step before noise (§6.1's q̃ₜ with clipping):
+    ``s1 ← Σ_k [γ·clip_{C₁}(∇ℓ_k(w)) + (1 − γ)·clip_{C₂}(∇ℓ_k(w) − ∇ℓ_k(w_prev))]`` over rows
+    ``idx[:count]`` (``ref``, ``s2``: scratch of lengths n and d). Returns (clipped gradients,
+    clipped differences)."""
+    for k in range(count):
+        i = idx[k]
+        ref[i] = loss_deriv(kind, param, row_dot(X, i, w_prev), y[i])
+    c1 = clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, count, clip1, s1)
+    c2 = clipped_batch_difference_sum_kernel(kind, param, X, y, row_norms, w, ref, idx, count, clip2, s2)
+    for j in range(s1.shape[0]):
+        s1[j] = gamma * s1[j] + (1.0 - gamma) * s2[j]
+    return c1, c2
+
+
+@njit(cache=True)
 def dp_srm_kernel(kind, param, X, y, row_norms, w0, alpha, nonconvex, steps, b0, b, gamma, clip1, clip2, sigma0,
                   sigma, step_bound, lr, rng):
     """Run Alg. 1 for ``steps`` = T releases and T updates.
@@ -156,6 +209,7 @@ def dp_srm_kernel(kind, param, X, y, row_norms, w0, alpha, nonconvex, steps, b0,
     s2 = np.empty(d)
     u = np.empty(d)
     direction = np.empty(d)
+    w_prev = np.empty(d)
     snaps = np.empty((steps + 1, d))
     snaps[0] = w
     fixed_batch_kernel(rng, idx, b0)
@@ -174,19 +228,16 @@ def dp_srm_kernel(kind, param, X, y, row_norms, w0, alpha, nonconvex, steps, b0,
         eta = lr
         if nrm * lr > step_bound:
             eta = step_bound / nrm
-        if t + 1 < steps:
-            fixed_batch_kernel(rng, idx, b)
-            for k in range(b):
-                i = idx[k]
-                ref[i] = loss_deriv(kind, param, row_dot(X, i, w), y[i])
+        w_prev[:] = w
         w -= eta * direction
         snaps[t + 1] = w
         if t + 1 < steps:
-            clipped1 += clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, b, clip1, s1)
-            clipped2 += clipped_batch_difference_sum_kernel(kind, param, X, y, row_norms, w, ref, idx, b, clip2, s2)
+            fixed_batch_kernel(rng, idx, b)
+            c1, c2 = dp_srm_query_kernel(kind, param, X, y, row_norms, w_prev, w, idx, b, gamma, clip1, clip2, ref,
+                                         s1, s2)
+            clipped1 += c1
+            clipped2 += c2
             evals += 2 * b
-            for j in range(d):
-                s1[j] = gamma * s1[j] + (1.0 - gamma) * s2[j]
             if sigma > 0.0:
                 s1 += gaussian_noise_kernel(rng, d, sigma)
             for j in range(d):

@@ -27,8 +27,8 @@ distance with one of three searches (auditing-methods notes §4):
 bound is no proof that the bound holds (the supremum is over all datasets); a measured distance
 above it is a concrete witness pair that it does not.
 
-DP-SRM's clipping bound (Wang, Jayaraman, Evans, Gu, eq. (6.1)) would be checked the same way, but
-the library has no DP-SRM solver yet.
+DP-SRM's clipping bound (Wang, Jayaraman, Evans, Gu, eq. (6.1)) is checked the same way by
+:func:`audits.dp_srm_check.dp_srm_sensitivity_check`.
 """
 
 from __future__ import annotations

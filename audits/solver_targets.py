@@ -52,6 +52,8 @@ _MODULES = {
     "objective_perturbation": "algorithms.objective_perturbation",
     "approximate_minima_perturbation": "algorithms.approximate_minima_perturbation",
     "approx_objective_perturbation": "algorithms.approx_objective_perturbation",
+    "dp_srm": "algorithms.dp_srm",
+    "rrpsgd": "algorithms.rrpsgd",
     "noisy_mirror_descent": "algorithms.noisy_mirror_descent",
     "phased_dp_sgd": "algorithms.phased_dp_sgd",
     "batched_truncated_mirror_descent": "algorithms.truncated_mirror_descent",
@@ -77,12 +79,16 @@ SOLVER_SETTINGS: Dict[str, dict] = {
     "phased_dp_sgd": {"p": 2.0, "trace": False},
     "batched_truncated_mirror_descent": {"p": 1.5, "steps": 5, "constraint": "l1", "radius": 5.0, "trace": False},
     "shuffled_truncated_mirror_descent": {"p": 1.5, "steps": 20, "constraint": "l1", "radius": 5.0, "trace": False},
+    # wang-jayaraman-evans-gu Alg. 1 with its default clips (C₂ = C₁/100, γ = C₂/C₁) and the last iterate
+    "dp_srm": {"batch_size": 50, "steps": 20, "output": "last", "trace": False},
+    "rrpsgd": {"batch_size": 50, "max_rounds": 20, "trace": False},
 }
 #: Solvers whose guarantee exists only for small ε (Su–Zhao–Wang Theorem 9: ε = O(√(log(n/δ)/n))) are
 #: audited at min(ε, cap) on a larger canary problem (n, d) instead of the defaults.
 _EPSILON_CAP = {"shuffled_truncated_mirror_descent": 0.05}
-_PROBLEM_SIZE = {"shuffled_truncated_mirror_descent": (2000, 3)}
-_GRADIENT_PERTURBATION = ("dp_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp", "dp_accmd")  # accept noise_multiplier
+# dp_srm / rrpsgd: full batches on n = 50, so that every release (and every random round R ≥ 1) sees the canary
+_PROBLEM_SIZE = {"shuffled_truncated_mirror_descent": (2000, 3), "dp_srm": (50, 3), "rrpsgd": (50, 3)}
+_GRADIENT_PERTURBATION = ("dp_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp", "dp_accmd", "dp_srm", "rrpsgd")  # noise_multiplier
 _ADD_REMOVE = ("dp_sgd",)  # Poisson sampling is analysed under add/remove
 _NOISE_FAMILY = {  # GDP estimator only where every release is an unsampled Gaussian
     "dp_gd": "gaussian",
