@@ -31,7 +31,9 @@ def gaussian_rdp(noise_multiplier: float, orders: np.ndarray) -> np.ndarray:
     """
     sigma = check_positive("noise_multiplier", noise_multiplier)
     alpha = check_orders("orders", orders)
-    return inflate(alpha / (2.0 * sigma * sigma))
+    with np.errstate(over="ignore", divide="ignore"):
+        value = inflate(alpha / (2.0 * sigma * sigma))
+    return np.maximum(value, 5e-324)  # a positive divergence never rounds down to 0 (σ ≈ 1e308)
 
 
 def laplace_rdp(noise_multiplier: float, orders: np.ndarray) -> np.ndarray:

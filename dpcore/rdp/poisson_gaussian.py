@@ -25,8 +25,10 @@ the cancellation in A_α − 1. For i > α the terms of each of the three series
 decrease in magnitude (|t_{i+1}/t_i| ≤ (i−α)/(i+1), using Φ̄(x+d) ≤ e^{−xd−d²/2}Φ̄(x)), so after
 stopping at i > α the remainder is bounded by the last terms' magnitudes; that bound and a
 rounding-error bound are *added*, so the float value is an upper bound. Where the bound is wider
-than 1e-9 relative (or the series did not converge in 10⁶ terms) the order is recomputed with
-mpmath; ``dps=int`` forces mpmath for every order.
+than 1e-9 relative (or the series did not converge in 10⁵ terms) the order is recomputed with
+mpmath for 0.1 ≤ σ ≤ 20 and α ≥ 1.01, and bounded by the convexity chord of the exact
+integer-order values otherwise (also for σ < 0.01 and for σ > 20 with q > ¼; σ ≥ 1e100 gets the unsampled α/(2σ²) and
+σ < 1e-150 gets ∞); ``dps=int`` forces mpmath for every order.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ _U = 2.0**-52
 _FLOAT_REL_TOL = 1e-9
 #: Truncation criterion of the fractional series, relative to the running S_α.
 _REM_TOL_FLOAT = 1e-10
-_MAX_TERMS_FLOAT = 1_000_000
+_MAX_TERMS_FLOAT = 100_000
 _REM_TOL_MP = 1e-15
 _MP_HEAD_TERMS = 64
 _FALLBACK_DPS = 40
@@ -347,18 +349,64 @@ def _mp_rdp_one(q: float, sigma: float, alpha: float, dps: int) -> float:
         return max(round_up(value), _TINY) if value > 0 else _TINY
 
 
+#: Below this noise multiplier fractional orders use the convexity chord of the integer orders
+#: (the signed series needs mpmath there, seconds per order); above _SIGMA_BASE the unsampled
+#: curve α/(2σ²) (< 1e-190 per step) is returned — both are upper bounds.
+_SIGMA_CHORD = 0.01
+_SIGMA_BASE = 1e100
+#: Below this noise multiplier 1/(2σ²) overflows float64: every order gets the bound ∞.
+_SIGMA_INF = 1e-150
+#: Fractional orders the float series cannot bound are redone with mpmath only for σ in this
+#: range (outside it the mpmath series converges slowly: seconds per order); elsewhere the chord
+#: bound is used.
+_SIGMA_MPMATH = (0.1, 20.0)
+#: ... and for orders from this one up (the series converges slowly as α → 1).
+_MIN_MPMATH_ORDER = 1.01
+
+
+def _chord_curve(q: float, sigma: float, alpha: np.ndarray) -> np.ndarray:
+    """Upper bounds at ``alpha`` from the exact integer-order sums (MTZ19 §3.3) and the convexity
+    chord (α−1)D_α ≤ (1−t)(a−1)D_a + t·a·D_{a+1}, a = ⌊α⌋, t = α − a (log A_1 = 0)."""
+    floor = np.floor(alpha)
+    ints = np.unique(np.concatenate([floor[floor >= 2], floor + 1.0]))
+    int_rdp, _ = _rdp_float_kernel(q, sigma, ints)
+    log_a = dict(zip(ints.tolist(), (int_rdp * (ints - 1.0)).tolist()))
+    log_a[1.0] = 0.0
+    t = alpha - floor
+    lo = np.array([log_a[a] for a in floor.tolist()])
+    hi = np.array([log_a[a + 1.0] for a in floor.tolist()])
+    with np.errstate(invalid="ignore"):
+        chord = np.where(t == 0.0, lo, (1.0 - t) * lo + t * hi)
+    # subsampling never increases the divergence: also capped by the unsampled α/(2σ²)
+    return np.minimum(np.maximum(chord / (alpha - 1.0), _TINY), gaussian_rdp(sigma, alpha))
+
+
 @lru_cache(maxsize=512)
 def _cached_curve(q: float, sigma: float, orders: Tuple[float, ...], dps: Optional[int]) -> Tuple[np.ndarray, str]:
     alpha = np.array(orders, dtype=float)
-    if dps is not None:
+    if sigma < _SIGMA_INF:
+        values = np.full(alpha.shape, np.inf)  # 1/σ² overflows: no finite bound is claimed
+        precision = "exact"
+    elif sigma >= _SIGMA_BASE:
+        values, precision = gaussian_rdp(sigma, alpha), "float64"
+    elif dps is not None:
         values = np.array([_mp_rdp_one(q, sigma, a, dps) for a in orders])
         precision = f"mpmath:{dps} digits"
+    elif sigma < _SIGMA_CHORD or (sigma > _SIGMA_MPMATH[1] and q > 0.25):
+        # the signed series converges too slowly here (10⁵ terms per order and still inaccurate)
+        values, precision = inflate(_chord_curve(q, sigma, alpha)), "float64 (convexity chord)"
     else:
         values, redo = _rdp_float_kernel(q, sigma, alpha)
         values = inflate(values)
         precision = "float64"
-        if redo.any():
-            for idx in np.flatnonzero(redo):
+        in_range = _SIGMA_MPMATH[0] <= sigma <= _SIGMA_MPMATH[1]
+        by_mpmath = redo & (alpha >= _MIN_MPMATH_ORDER) if in_range else np.zeros_like(redo)
+        by_chord = redo & ~by_mpmath
+        if by_chord.any():
+            values[by_chord] = inflate(_chord_curve(q, sigma, alpha[by_chord]))
+            precision = "float64 (convexity chord where the series is inaccurate)"
+        if by_mpmath.any():
+            for idx in np.flatnonzero(by_mpmath):
                 values[idx] = _mp_rdp_one(q, sigma, alpha[idx], _FALLBACK_DPS)
             precision = f"float64+mpmath:{_FALLBACK_DPS} digits"
     values.setflags(write=False)

@@ -142,12 +142,32 @@ def test_bad_dps():
 
 
 def test_float_path_hands_over_to_mpmath_where_it_cannot_bound_its_error():
-    # q > 1/4 (no identity subtraction) with A_α − 1 ≈ 1e-8: float64 cannot resolve A_α − 1 to
-    # 1e-9, so the order is redone in mpmath — and is still a tight upper bound
-    values, precision = poisson_subsampled_gaussian_rdp_with_precision(0.3, 1000.0, [1.5, 2.0])
+    # q > 1/4 (no identity subtraction), α near 1: float64 cannot resolve A_α − 1 to 1e-9, so the
+    # order is redone in mpmath — and is still a tight upper bound
+    values, precision = poisson_subsampled_gaussian_rdp_with_precision(0.3, 15.0, [1.01, 2.0])
     assert precision == "float64+mpmath:40 digits"
-    assert_tight_upper_bound(values[0], quadrature_rdp(0.3, 1000.0, 1.5, dps=50))
+    assert_tight_upper_bound(values[0], quadrature_rdp(0.3, 15.0, 1.01, dps=50))
+    assert_tight_upper_bound(values[1], exact_integer_rdp(0.3, 15.0, 2))
+
+
+def test_large_noise_and_large_rate_use_the_chord_quickly():
+    # σ > 20 with q > 1/4: the signed series converges too slowly (seconds per order in mpmath);
+    # fractional orders get the convexity chord of the exact integer orders — an upper bound
+    values, precision = poisson_subsampled_gaussian_rdp_with_precision(0.3, 1000.0, [1.5, 2.0])
+    assert precision == "float64 (convexity chord)"
+    assert values[0] >= quadrature_rdp(0.3, 1000.0, 1.5, dps=50)
+    assert values[0] <= values[1] * (1 + 1e-9)  # the chord on (1, 2] is at most D_2
     assert_tight_upper_bound(values[1], exact_integer_rdp(0.3, 1000.0, 2))
+
+
+@pytest.mark.parametrize("sigma", [1e-300, 1e-3, 1e100, 1e308])
+def test_extreme_noise_multipliers_give_valid_bounds(sigma):
+    values = poisson_subsampled_gaussian_rdp(0.01, sigma, DEFAULT_ORDERS)
+    assert np.all(values > 0)
+    if sigma < 1e-150:
+        assert np.all(np.isinf(values))
+    else:
+        assert np.all(values <= gaussian_rdp(sigma, DEFAULT_ORDERS) * (1 + 1e-9))
 
 
 @pytest.mark.parametrize("sigma", [100.0, 1e3, 1e6])
