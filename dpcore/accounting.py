@@ -22,8 +22,14 @@
 ``"profile"``
     A single :class:`~dpcore.events.MechanismEvent` that supplies its privacy profile δ(ε):
     the least ε with δ(ε) ≤ δ, by bisection (upper end of the final bracket).
+``"pld"``
+    Privacy-loss distributions of dominating pairs (Zhu, Dong, Wang 2022), pessimistic
+    "connect-the-dots" discretisation (Doroshenko et al. 2022) and FFT composition, with every
+    float-error and truncation term added to δ: a certified upper bound plus an optimistic lower
+    bound in ``details["bounds"]``. See :mod:`dpcore.pld`.
 ``"auto"`` (the default)
     Every accountant above that supports the event; the smallest ε (each is a valid upper bound).
+    The PLD accountant runs here on a coarser grid (:func:`dpcore.pld.pld_epsilon` ``fast=True``).
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from .result import PrivacyResult, round_up
 
 __all__ = ["ACCOUNTANTS", "get_epsilon", "get_delta"]
 
-ACCOUNTANTS = ("rdp", "moments", "analytic_gaussian", "composition", "shuffle", "profile", "auto")
+ACCOUNTANTS = ("rdp", "moments", "analytic_gaussian", "composition", "shuffle", "profile", "pld", "auto")
 
 
 # ----------------------------------------------------------------------------- tree flattening
@@ -283,6 +289,18 @@ def _moments_epsilon(event: PrivacyEvent, delta: float) -> PrivacyResult:
     return moments_epsilon(event, delta)
 
 
+def _pld_epsilon(event: PrivacyEvent, delta: float, certify: bool, fast: bool) -> PrivacyResult:
+    from .pld import pld_epsilon
+
+    return pld_epsilon(event, delta, certify=certify, fast=fast)
+
+
+def _pld_delta(event: PrivacyEvent, epsilon: float, fast: bool) -> PrivacyResult:
+    from .pld import pld_delta
+
+    return pld_delta(event, epsilon, fast=fast)
+
+
 def _smallest(runners: Dict[str, Callable[[], PrivacyResult]], key: Callable[[PrivacyResult], float]) -> PrivacyResult:
     """``accountant="auto"``: run every accountant that supports the event; the best valid bound."""
     results, reasons = [], []
@@ -316,7 +334,7 @@ def get_epsilon(
         What the algorithm did (see :mod:`dpcore.events`).
     delta : float
         Target δ in (0, 1).
-    accountant : {"rdp", "moments", "analytic_gaussian", "composition", "shuffle", "profile", "auto"}
+    accountant : {"rdp", "moments", "analytic_gaussian", "composition", "shuffle", "profile", "pld", "auto"}
         Which analysis to use (see the module docstring). ``"auto"`` (default) returns the
         smallest ε over every accountant that supports the event.
     orders : sequence of float, optional
@@ -327,6 +345,7 @@ def get_epsilon(
     certify : bool
         RDP accountant: recompute with mpmath at higher precision and raise
         :class:`~dpcore.result.CertificationError` unless the fast result is a confirmed upper bound.
+        PLD accountant: re-check the leaf discretisation and the final δ in mpmath.
 
     Returns
     -------
@@ -355,6 +374,7 @@ def get_epsilon(
         "composition": lambda: _composition_epsilon(event, delta),
         "shuffle": lambda: _shuffle_epsilon(event, delta),
         "profile": lambda: _profile_epsilon(event, delta),
+        "pld": lambda: _pld_epsilon(event, delta, certify, fast=accountant == "auto"),
     }
     if accountant != "auto":
         return runners[accountant]()
@@ -377,7 +397,7 @@ def get_delta(
     event : PrivacyEvent
     epsilon : float
         ε ≥ 0, nats.
-    accountant : {"rdp", "analytic_gaussian", "composition", "shuffle", "profile", "auto"}
+    accountant : {"rdp", "analytic_gaussian", "composition", "shuffle", "profile", "pld", "auto"}
         ``"auto"`` (default): the smallest δ over every accountant that supports the event.
     orders : sequence of float, optional
         Rényi orders for the RDP accountant.
@@ -403,6 +423,7 @@ def get_delta(
         "composition": lambda: _composition_delta(event, eps),
         "shuffle": lambda: _shuffle_delta(event, eps),
         "profile": lambda: _profile_delta(event, eps),
+        "pld": lambda: _pld_delta(event, eps, fast=accountant == "auto"),
     }
     if accountant != "auto":
         return runners[accountant]()

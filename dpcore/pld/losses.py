@@ -1,0 +1,403 @@
+"""Privacy-loss models of the leaves: a dominating pair (P, Q) described by its privacy loss.
+
+A :class:`LossModel` is a pair of measures (P, Q) on some space, given as continuous *pieces* (an
+interval of a real variable x on which the loss L(x) = log(dP/dQ)(x) is monotone, with densities
+and distribution functions of P and Q in x) and *atoms* (a loss value ℓ ∈ [−∞, ∞] with its P- and
+Q-masses). Its privacy profile is the hockey-stick divergence
+
+    δ(ε) = H_{e^ε}(P‖Q) = P(L > ε) − e^ε Q(L > ε)        (Balle et al. 2018, Thm 1)
+
+and its privacy-loss distribution (PLD) is the law of L under P (Sommer, Meiser, Mohammadi 2019).
+
+Two operations give every wrapper the pessimistic analysis needs (Zhu, Dong, Wang 2022,
+"Optimal accounting of differential privacy via characteristic function", Thm 10/11):
+
+* :meth:`LossModel.subsample` — Poisson subsampling with rate q: (qP + (1−q)Q, Q), whose loss is
+  log(1 − q + q e^L), a monotone function of L, so pieces stay pieces and atoms stay atoms;
+* :meth:`LossModel.reverse` — the swapped pair (Q, P), loss −L (the other order of neighbours).
+
+Leaves (Gaussian, Laplace, pure / randomized response, approximate DP) are built here from their
+closed forms; :mod:`dpcore.pld.leaves` maps privacy events onto them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, List, Tuple
+
+import mpmath
+import numpy as np
+from scipy.special import ndtr
+
+__all__ = [
+    "Piece",
+    "GaussianPiece",
+    "LaplacePiece",
+    "Atoms",
+    "LossModel",
+    "gaussian_model",
+    "laplace_model",
+    "randomized_response_model",
+    "approx_dp_model",
+]
+
+Array = np.ndarray
+
+
+class Piece:
+    """A continuous part of a pair: x ∈ [lo, hi] with P- and Q-densities, loss monotone in x.
+
+    Subclasses define ``loss``, ``loss_inv`` (on the piece's loss range, returning x), the
+    densities ``pdf_p`` / ``pdf_q``, and the masses of the piece below / above x (``cdf_*`` /
+    ``sf_*``), all vectorised; ``scale`` is the length (in x) on which the densities vary, used to
+    size quadrature panels.
+    """
+
+    lo: float
+    hi: float
+    increasing: bool
+    scale: float
+
+    def loss(self, x: Array) -> Array:
+        raise NotImplementedError
+
+    def loss_inv(self, loss: Array) -> Array:
+        raise NotImplementedError
+
+    def pdf_p(self, x: Array) -> Array:
+        raise NotImplementedError
+
+    def pdf_q(self, x: Array) -> Array:
+        raise NotImplementedError
+
+    def cdf_p(self, x: Array) -> Array:
+        raise NotImplementedError
+
+    def sf_p(self, x: Array) -> Array:
+        raise NotImplementedError
+
+    def cdf_q(self, x: Array) -> Array:
+        raise NotImplementedError
+
+    def sf_q(self, x: Array) -> Array:
+        raise NotImplementedError
+
+    def loss_range(self) -> Tuple[float, float]:
+        """(smallest, largest) loss on the piece (may be infinite)."""
+        with np.errstate(all="ignore"):
+            ends = self.loss(np.array([self.lo, self.hi], dtype=float))
+        return float(min(ends)), float(max(ends))
+
+    def upper_mass(self, x: Array) -> Array:
+        """P-mass of the piece where the loss exceeds L(x)."""
+        return self.sf_p(x) if self.increasing else self.cdf_p(x)
+
+    def lower_mass(self, x: Array) -> Array:
+        """P-mass of the piece where the loss is below L(x)."""
+        return self.cdf_p(x) if self.increasing else self.sf_p(x)
+
+    def mp_tails(self, x: mpmath.mpf) -> Tuple[mpmath.mpf, mpmath.mpf, mpmath.mpf, mpmath.mpf]:
+        """(cdf_p, sf_p, cdf_q, sf_q) at x in mpmath (for certification)."""
+        raise NotImplementedError
+
+    def mp_loss_inv(self, loss: mpmath.mpf) -> mpmath.mpf:
+        """``loss_inv`` in mpmath."""
+        raise NotImplementedError
+
+    def mp_profile(self, epsilon: mpmath.mpf) -> mpmath.mpf:
+        """The piece's part of δ(ε) in mpmath at the working precision."""
+        lo_l, hi_l = self.loss_range()
+        if epsilon >= hi_l:
+            return mpmath.mpf(0)
+        if epsilon <= lo_l:
+            cp, sp, cq, sq = self.mp_tails(mpmath.mpf(self.lo))
+            return sp - mpmath.exp(epsilon) * sq
+        cp, sp, cq, sq = self.mp_tails(self.mp_loss_inv(epsilon))
+        if self.increasing:
+            return sp - mpmath.exp(epsilon) * sq
+        return cp - mpmath.exp(epsilon) * cq
+
+    def profile(self, epsilon: float) -> float:
+        """The piece's part of δ(ε) = ∫ (dP − e^ε dQ)_+."""
+        lo_l, hi_l = self.loss_range()
+        if epsilon >= hi_l:
+            return 0.0
+        x = self.loss_inv(np.array([max(epsilon, lo_l)]))
+        if self.increasing:
+            return float(self.sf_p(x)[0] - math.exp(epsilon) * self.sf_q(x)[0])
+        return float(self.cdf_p(x)[0] - math.exp(epsilon) * self.cdf_q(x)[0])
+
+
+class GaussianPiece(Piece):
+    """P = N(1, σ²), Q = N(0, σ²) on the real line: loss L(x) = (2x − 1)/(2σ²), increasing.
+
+    The Gaussian mechanism with noise multiplier σ (sensitivity 1) under either order of
+    neighbours (the pair is symmetric). Balle & Wang 2018, Thm 8.
+    """
+
+    increasing = True
+
+    def __init__(self, sigma: float) -> None:
+        self.sigma = float(sigma)
+        self.lo, self.hi = -math.inf, math.inf
+        self.scale = self.sigma
+
+    def loss(self, x: Array) -> Array:
+        return (2.0 * x - 1.0) / (2.0 * self.sigma**2)
+
+    def loss_inv(self, loss: Array) -> Array:
+        return loss * self.sigma**2 + 0.5
+
+    def pdf_p(self, x: Array) -> Array:
+        return np.exp(-0.5 * ((x - 1.0) / self.sigma) ** 2) / (self.sigma * math.sqrt(2 * math.pi))
+
+    def pdf_q(self, x: Array) -> Array:
+        return np.exp(-0.5 * (x / self.sigma) ** 2) / (self.sigma * math.sqrt(2 * math.pi))
+
+    def cdf_p(self, x: Array) -> Array:
+        return ndtr((x - 1.0) / self.sigma)
+
+    def sf_p(self, x: Array) -> Array:
+        return ndtr((1.0 - x) / self.sigma)
+
+    def cdf_q(self, x: Array) -> Array:
+        return ndtr(x / self.sigma)
+
+    def sf_q(self, x: Array) -> Array:
+        return ndtr(-x / self.sigma)
+
+    def mp_loss_inv(self, loss):
+        return loss * mpmath.mpf(self.sigma) ** 2 + mpmath.mpf(0.5)
+
+    def mp_tails(self, x):
+        s = mpmath.mpf(self.sigma)
+        return mpmath.ncdf((x - 1) / s), mpmath.ncdf((1 - x) / s), mpmath.ncdf(x / s), mpmath.ncdf(-x / s)
+
+
+class LaplacePiece(Piece):
+    """The continuous part of P = Lap(0, b), Q = Lap(1, b): x ∈ (0, 1), L(x) = (1 − 2x)/b.
+
+    The rest of the pair is two atoms (see :func:`laplace_model`). Masses are those of the whole
+    Laplace laws restricted to (0, 1).
+    """
+
+    increasing = False
+    lo, hi = 0.0, 1.0
+
+    def __init__(self, b: float) -> None:
+        self.b = float(b)
+        self.scale = min(self.b, 1.0)
+
+    def loss(self, x: Array) -> Array:
+        return (1.0 - 2.0 * x) / self.b
+
+    def loss_inv(self, loss: Array) -> Array:
+        return 0.5 * (1.0 - self.b * loss)
+
+    def pdf_p(self, x: Array) -> Array:
+        return np.exp(-x / self.b) / (2.0 * self.b)
+
+    def pdf_q(self, x: Array) -> Array:
+        return np.exp(-(1.0 - x) / self.b) / (2.0 * self.b)
+
+    def cdf_p(self, x: Array) -> Array:
+        return -0.5 * np.expm1(-x / self.b)
+
+    def sf_p(self, x: Array) -> Array:
+        return 0.5 * (np.exp(-x / self.b) - math.exp(-1.0 / self.b))
+
+    def cdf_q(self, x: Array) -> Array:
+        return 0.5 * (np.exp(-(1.0 - x) / self.b) - math.exp(-1.0 / self.b))
+
+    def sf_q(self, x: Array) -> Array:
+        return -0.5 * np.expm1(-(1.0 - x) / self.b)
+
+    def mp_loss_inv(self, loss):
+        return (1 - mpmath.mpf(self.b) * loss) / 2
+
+    def mp_tails(self, x):
+        b = mpmath.mpf(self.b)
+        t = mpmath.exp(-1 / b)
+        return (-mpmath.expm1(-x / b) / 2, (mpmath.exp(-x / b) - t) / 2,
+                (mpmath.exp(-(1 - x) / b) - t) / 2, -mpmath.expm1(-(1 - x) / b) / 2)
+
+
+class _SubsampledPiece(Piece):
+    """(qP + (1 − q)Q, Q) of a piece: loss log(1 − q + q e^L) (Zhu, Dong, Wang 2022, Thm 11)."""
+
+    def __init__(self, base: Piece, q: float) -> None:
+        self.base, self.q = base, float(q)
+        self.lo, self.hi, self.increasing, self.scale = base.lo, base.hi, base.increasing, base.scale
+
+    def loss(self, x: Array) -> Array:
+        with np.errstate(over="ignore"):
+            return np.log1p(self.q * np.expm1(self.base.loss(x)))
+
+    def loss_inv(self, loss: Array) -> Array:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.base.loss_inv(np.log1p(np.expm1(loss) / self.q))
+
+    def pdf_p(self, x: Array) -> Array:
+        return self.q * self.base.pdf_p(x) + (1.0 - self.q) * self.base.pdf_q(x)
+
+    def pdf_q(self, x: Array) -> Array:
+        return self.base.pdf_q(x)
+
+    def cdf_p(self, x: Array) -> Array:
+        return self.q * self.base.cdf_p(x) + (1.0 - self.q) * self.base.cdf_q(x)
+
+    def sf_p(self, x: Array) -> Array:
+        return self.q * self.base.sf_p(x) + (1.0 - self.q) * self.base.sf_q(x)
+
+    def cdf_q(self, x: Array) -> Array:
+        return self.base.cdf_q(x)
+
+    def sf_q(self, x: Array) -> Array:
+        return self.base.sf_q(x)
+
+    def mp_loss_inv(self, loss):
+        return self.base.mp_loss_inv(mpmath.log1p(mpmath.expm1(loss) / mpmath.mpf(self.q)))
+
+    def mp_tails(self, x):
+        cp, sp, cq, sq = self.base.mp_tails(x)
+        q = mpmath.mpf(self.q)
+        return q * cp + (1 - q) * cq, q * sp + (1 - q) * sq, cq, sq
+
+
+class _ReversedPiece(Piece):
+    """(Q, P) of a piece: loss −L."""
+
+    def __init__(self, base: Piece) -> None:
+        self.base = base
+        self.lo, self.hi, self.increasing, self.scale = base.lo, base.hi, not base.increasing, base.scale
+
+    def loss(self, x: Array) -> Array:
+        return -self.base.loss(x)
+
+    def loss_inv(self, loss: Array) -> Array:
+        return self.base.loss_inv(-loss)
+
+    def pdf_p(self, x: Array) -> Array:
+        return self.base.pdf_q(x)
+
+    def pdf_q(self, x: Array) -> Array:
+        return self.base.pdf_p(x)
+
+    def cdf_p(self, x: Array) -> Array:
+        return self.base.cdf_q(x)
+
+    def sf_p(self, x: Array) -> Array:
+        return self.base.sf_q(x)
+
+    def cdf_q(self, x: Array) -> Array:
+        return self.base.cdf_p(x)
+
+    def sf_q(self, x: Array) -> Array:
+        return self.base.sf_p(x)
+
+    def mp_loss_inv(self, loss):
+        return self.base.mp_loss_inv(-loss)
+
+    def mp_tails(self, x):
+        cp, sp, cq, sq = self.base.mp_tails(x)
+        return cq, sq, cp, sp
+
+
+@dataclass(frozen=True)
+class Atoms:
+    """Point masses: loss values ℓ ∈ [−∞, ∞] with P-masses ``p`` and Q-masses ``q``."""
+
+    loss: Array
+    p: Array
+    q: Array
+
+    def subsample(self, rate: float) -> "Atoms":
+        with np.errstate(over="ignore"):
+            loss = np.where(np.isneginf(self.loss), math.log1p(-rate) if rate < 1 else -math.inf,
+                            np.log1p(rate * np.expm1(self.loss)))
+        return Atoms(loss, rate * self.p + (1.0 - rate) * self.q, self.q.copy())
+
+    def reverse(self) -> "Atoms":
+        return Atoms(-self.loss, self.q.copy(), self.p.copy())
+
+    def mp_profile(self, epsilon: mpmath.mpf) -> mpmath.mpf:
+        total = mpmath.mpf(0)
+        for loss, p in zip(self.loss, self.p):
+            if loss == math.inf:
+                total += mpmath.mpf(float(p))
+            elif loss > epsilon:
+                total += mpmath.mpf(float(p)) * -mpmath.expm1(epsilon - mpmath.mpf(float(loss)))
+        return total
+
+    def profile(self, epsilon: float) -> float:
+        above = self.loss > epsilon
+        finite = above & np.isfinite(self.loss)
+        return float(np.sum(self.p[np.isposinf(self.loss)])
+                     + np.sum(self.p[finite] * -np.expm1(epsilon - self.loss[finite])))
+
+
+@dataclass(frozen=True)
+class LossModel:
+    """A dominating pair as continuous pieces plus atoms (see the module docstring)."""
+
+    pieces: Tuple[Piece, ...]
+    atoms: Atoms
+
+    def subsample(self, rate: float) -> "LossModel":
+        """Poisson subsampling at ``rate``: the pair (qP + (1−q)Q, Q) (remove order)."""
+        if rate == 1.0:
+            return self
+        return LossModel(tuple(_SubsampledPiece(p, rate) for p in self.pieces), self.atoms.subsample(rate))
+
+    def reverse(self) -> "LossModel":
+        """The pair (Q, P) (the other order of neighbours)."""
+        return LossModel(tuple(_ReversedPiece(p) for p in self.pieces), self.atoms.reverse())
+
+    def mp_profile(self, epsilon: float) -> mpmath.mpf:
+        """δ(ε) of the pair in mpmath at the working precision (certification)."""
+        eps = mpmath.mpf(epsilon)
+        return mpmath.fsum([p.mp_profile(eps) for p in self.pieces] + [self.atoms.mp_profile(eps)])
+
+    def profile(self, epsilon: float) -> float:
+        """Exact δ(ε) = H_{e^ε}(P‖Q) of the pair (float64; a reference for tests)."""
+        return sum(p.profile(epsilon) for p in self.pieces) + self.atoms.profile(epsilon)
+
+
+def _atoms(entries: List[Tuple[float, float, float]]) -> Atoms:
+    if not entries:
+        return Atoms(np.zeros(0), np.zeros(0), np.zeros(0))
+    loss, p, q = (np.array(v, dtype=float) for v in zip(*entries))
+    return Atoms(loss, p, q)
+
+
+def gaussian_model(sigma: float) -> LossModel:
+    """Gaussian mechanism with noise multiplier σ: N(1, σ²) vs N(0, σ²)."""
+    return LossModel((GaussianPiece(sigma),), _atoms([]))
+
+
+def laplace_model(b: float) -> LossModel:
+    """Laplace mechanism with scale b (sensitivity 1): Lap(0, b) vs Lap(1, b).
+
+    Loss 1/b on x ≤ 0 (P-mass 1/2, Q-mass e^{−1/b}/2), −1/b on x ≥ 1 (P-mass e^{−1/b}/2,
+    Q-mass 1/2) and (1 − 2x)/b in between.
+    """
+    t = math.exp(-1.0 / b)
+    return LossModel((LaplacePiece(b),), _atoms([(1.0 / b, 0.5, 0.5 * t), (-1.0 / b, 0.5 * t, 0.5)]))
+
+
+def randomized_response_model(epsilon: float) -> LossModel:
+    """Binary randomized response with parameter ε: the worst case of every ε-DP mechanism
+    (Kairouz, Oh, Viswanath 2015, Thm 2.4): losses ±ε with P-masses e^ε/(1+e^ε), 1/(1+e^ε)."""
+    hi = 1.0 / (1.0 + math.exp(-epsilon))
+    lo = 1.0 / (1.0 + math.exp(epsilon))
+    return LossModel((), _atoms([(epsilon, hi, lo), (-epsilon, lo, hi)]))
+
+
+def approx_dp_model(epsilon: float, delta: float) -> LossModel:
+    """The worst (ε, δ)-DP pair (Kairouz, Oh, Viswanath 2015, Thm 2.4 / Murtagh & Vadhan 2016):
+    P = (δ, (1−δ)e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0), Q the mirror image, losses (∞, ε, −ε, −∞)."""
+    hi = (1.0 - delta) / (1.0 + math.exp(-epsilon))
+    lo = (1.0 - delta) / (1.0 + math.exp(epsilon))
+    return LossModel((), _atoms([(math.inf, delta, 0.0), (epsilon, hi, lo), (-epsilon, lo, hi),
+                                 (-math.inf, 0.0, delta)]))
