@@ -77,7 +77,7 @@ def approx_objective_perturbation(
     output_share: float = 0.05,
     max_iter: int = 100_000,
     loss_params: Optional[dict] = None,
-    trace: bool = True,
+    trace: bool = False,
 ) -> SolverResult:
     """App-ObjP (alpha = 0) / App-ObjP-SC (alpha > 0) of Su, Zhao, Wang, with projection onto C.
 
@@ -112,7 +112,8 @@ def approx_objective_perturbation(
     loss_params : dict, optional
         ``huber_delta`` / ``smoothing`` for :func:`algorithms.losses.get_loss`.
     trace : bool
-        Compute the objective / gradient-norm traces (non-private diagnostics).
+        Compute the objective / gradient-norm traces (non-private diagnostics on the raw data;
+        default off).
 
     Returns
     -------

@@ -72,7 +72,7 @@ def approximate_minima_perturbation(
     output_share: float = 0.05,
     max_iter: int = 100,
     loss_params: Optional[dict] = None,
-    trace: bool = True,
+    trace: bool = False,
 ) -> SolverResult:
     """Approximate minima perturbation (Iyengar et al. 2019 Alg. 1 as in lecture14).
 
@@ -103,7 +103,8 @@ def approximate_minima_perturbation(
     loss_params : dict, optional
         ``huber_delta`` / ``smoothing`` for :func:`algorithms.losses.get_loss`.
     trace : bool
-        Compute the objective / gradient-norm traces (non-private diagnostics).
+        Compute the objective / gradient-norm traces (non-private diagnostics on the raw data;
+        default off).
 
     Returns
     -------

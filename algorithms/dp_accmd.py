@@ -250,7 +250,7 @@ def dp_accmd(
     noise_multiplier: Optional[float] = None,
     w0: Optional[np.ndarray] = None,
     rng: object = None,
-    trace: bool = True,
+    trace: bool = False,
     loss_params: Optional[dict] = None,
 ) -> SolverResult:
     """DP-AccMD (wang-ye-xu-2017 Alg. 3) over an ℓ1 or ℓ2 ball.

@@ -127,7 +127,7 @@ def dp_gd(
     noise_multiplier: Optional[float] = None,
     w0: Optional[np.ndarray] = None,
     rng: object = None,
-    trace: bool = True,
+    trace: bool = False,
     loss_params: Optional[dict] = None,
     parallel: bool = False,
 ) -> SolverResult:
@@ -179,7 +179,8 @@ def dp_gd(
     rng : None, int or numpy.random.Generator
         Source of all randomness.
     trace : bool
-        Compute the per-pass objective / gradient-mapping traces (non-private diagnostics).
+        Compute the per-pass objective / gradient-mapping traces (non-private diagnostics on the raw
+        data; default off).
     loss_params : dict, optional
         ``huber_delta`` / ``smoothing`` for :func:`algorithms.losses.get_loss`.
     parallel : bool

@@ -160,7 +160,7 @@ def dp_sgd(
     noise_multiplier: Optional[float] = None,
     w0: Optional[np.ndarray] = None,
     rng: object = None,
-    trace: bool = True,
+    trace: bool = False,
     loss_params: Optional[dict] = None,
 ) -> SolverResult:
     """Differentially private minibatch SGD with per-example clipping (Abadi et al. 2016, Alg. 1).

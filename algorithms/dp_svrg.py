@@ -156,7 +156,7 @@ def dp_svrg(
     data_norm_bound: Optional[float] = None, constraint: str = "none", radius: Optional[float] = None,
     relation: str = "replace_one", calibration: str = "accountant", accountant: str = "rdp",
     noise_multiplier: Optional[float] = None, w0: Optional[np.ndarray] = None, rng: object = None,
-    trace: bool = True, loss_params: Optional[dict] = None,
+    trace: bool = False, loss_params: Optional[dict] = None,
 ) -> SolverResult:
     """DP-SVRG (wang-ye-xu-2017 Alg. 1) for strongly convex F^r = mean loss + r, r = (alpha/2)‖·‖² + l1‖·‖₁.
 
@@ -189,7 +189,7 @@ def dp_svrg_pp(
     data_norm_bound: Optional[float] = None, constraint: str = "none", radius: Optional[float] = None,
     relation: str = "replace_one", calibration: str = "accountant", accountant: str = "rdp",
     noise_multiplier: Optional[float] = None, w0: Optional[np.ndarray] = None, rng: object = None,
-    trace: bool = True, loss_params: Optional[dict] = None,
+    trace: bool = False, loss_params: Optional[dict] = None,
 ) -> SolverResult:
     """DP-SVRG++ (wang-ye-xu-2017 Alg. 2) for convex, not necessarily strongly convex F^r.
 

@@ -28,8 +28,11 @@ Privacy-relevant conventions (all documented on the classes):
 
 After ``fit``: ``coef_``, ``intercept_``, ``privacy_`` (``dpcore.PrivacyResult``: ``.epsilon``,
 ``.delta``, ``.relation`` — the solver's neighbouring relation: replace-one, except DP-SGD with
-Poisson sampling, analysed under add/remove), ``n_gradient_evaluations_``, ``result_`` (the full
-:class:`~algorithms.result.SolverResult`), ``n_features_in_``; classifiers also ``classes_``.
+Poisson sampling, analysed under add/remove), ``n_features_in_``; classifiers also ``classes_`` —
+only outputs covered by the guarantee (or public). With ``keep_diagnostics=True`` (documented as
+NOT private) also ``n_gradient_evaluations_`` and ``result_`` (the full
+:class:`~algorithms.result.SolverResult`, with the solver's traces — objective values on the raw
+data — switched on); these must not be published.
 """
 
 from __future__ import annotations
@@ -176,6 +179,8 @@ class _DPLinearModel(_Base):
         accepted = inspect.signature(solver).parameters
         kwargs = dict(self.solver_params or {})
         kwargs.update({k: v for k, v in extra.items() if k in accepted})  # e.g. clip_norm: gradient solvers only
+        if self.keep_diagnostics and "trace" in accepted:
+            kwargs.setdefault("trace", True)
         penalty = getattr(self, "penalty", "l2")
         if penalty != "l2":
             if "penalty" not in accepted:
@@ -191,9 +196,10 @@ class _DPLinearModel(_Base):
             self.coef_, self.intercept_ = w[:-1].copy(), float(w[-1] * self.intercept_scaling)
         else:
             self.coef_, self.intercept_ = w.copy(), 0.0
-        self.result_ = res
         self.privacy_ = res.privacy
-        self.n_gradient_evaluations_ = int(res.n_gradient_evaluations)
+        if self.keep_diagnostics:  # opt-in, not private (class docstring)
+            self.result_ = res
+            self.n_gradient_evaluations_ = int(res.n_gradient_evaluations)
         return self
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
@@ -239,6 +245,10 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         Extra keyword arguments of the solver (e.g. ``{"epochs": 20}``; the ℓp solvers of Su–Zhao–Wang,
         ``noisy_mirror_descent, phased_dp_sgd, batched_truncated_mirror_descent,
         shuffled_truncated_mirror_descent``, need ``{"p": ...}``).
+    keep_diagnostics : bool
+        Opt-in, NOT private: keep ``result_`` (the solver's full result, traces on) and
+        ``n_gradient_evaluations_`` — diagnostics computed on the raw data. Default False: only
+        ``coef_``, ``intercept_`` and ``privacy_`` are stored.
     """
 
     _loss = "logistic"
@@ -246,7 +256,7 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     def __init__(self, solver: str = "dp_svrg", epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 1e-3,
                  fit_intercept: bool = True, intercept_scaling: float = 1.0, data_norm_bound: float = 1.0,
                  clip_data: bool = False, classes: Optional[Any] = None, random_state: Any = None,
-                 solver_params: Optional[dict] = None, penalty: str = "l2") -> None:
+                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False, penalty: str = "l2") -> None:
         _store_params(self, locals())
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPLogisticRegression":
@@ -290,7 +300,7 @@ class DPHuberRegressor(_RegressorMixin, _DPLinearModel):
     def __init__(self, solver: str = "dp_svrg", epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 1e-3,
                  huber_delta: float = 1.0, fit_intercept: bool = True, intercept_scaling: float = 1.0,
                  data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
-                 solver_params: Optional[dict] = None) -> None:
+                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False) -> None:
         _store_params(self, locals())
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPHuberRegressor":
@@ -321,7 +331,7 @@ class DPLinearRegression(_RegressorMixin, _DPLinearModel):
     def __init__(self, solver: str = "dp_gd", epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 1e-3,
                  clip_norm: float = 1.0, fit_intercept: bool = True, intercept_scaling: float = 1.0,
                  data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
-                 solver_params: Optional[dict] = None) -> None:
+                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False) -> None:
         _store_params(self, locals())
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPLinearRegression":

@@ -79,7 +79,7 @@ def objective_perturbation(
     tol: float = 1e-10,
     max_iter: int = 100,
     loss_params: Optional[dict] = None,
-    trace: bool = True,
+    trace: bool = False,
 ) -> SolverResult:
     """Objective perturbation (lecture14 Alg. 1, Chaudhuri et al. 2011 Alg. 2).
 
@@ -112,7 +112,8 @@ def objective_perturbation(
     loss_params : dict, optional
         ``huber_delta`` / ``smoothing`` for :func:`algorithms.losses.get_loss`.
     trace : bool
-        Compute the objective / gradient-norm traces (non-private diagnostics).
+        Compute the objective / gradient-norm traces (non-private diagnostics on the raw data;
+        default off).
 
     Returns
     -------

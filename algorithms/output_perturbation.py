@@ -130,7 +130,7 @@ def output_perturbation_gd(
     step_size: Optional[float] = None,
     calibration: str = "tight",
     loss_params: Optional[dict] = None,
-    trace: bool = True,
+    trace: bool = False,
 ) -> SolverResult:
     """Private ERM by gradient descent with output perturbation (Zhang et al. 2017, Alg. 1).
 
@@ -163,7 +163,8 @@ def output_perturbation_gd(
     loss_params : dict, optional
         ``huber_delta`` / ``smoothing`` for :func:`algorithms.losses.get_loss`.
     trace : bool
-        Compute the objective / gradient-norm traces (non-private diagnostics).
+        Compute the objective / gradient-norm traces (non-private diagnostics on the raw data;
+        default off).
 
     Returns
     -------

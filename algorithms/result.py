@@ -20,7 +20,7 @@ class SolverResult:
     Only :attr:`weights` is covered by the privacy guarantee. Everything else computed from the
     data — the traces, ``n_gradient_evaluations`` and ``wall_time`` of solvers whose work depends
     on the data (Newton iterations, early stopping), ``details["clipped"]`` — is a diagnostic for
-    the data owner and must not be published; pass ``trace=False`` to skip the traces.
+    the data owner and must not be published; the traces are computed only with ``trace=True`` (opt-in).
 
     Attributes
     ----------

@@ -118,7 +118,7 @@ def test_noise_off_converges_to_the_constrained_optimum(constraint, radius):
     f = lambda w: lobj.value(w, X, Y) + 0.5 * alpha * w @ w  # noqa: E731
     grad = lambda w: lobj.gradient(w, X, Y) + alpha * w  # noqa: E731
     res = dp_accmd(X, Y, epsilon=math.inf, alpha=alpha, constraint=constraint, radius=radius, steps=400,
-                   data_norm_bound=1.0)
+                   data_norm_bound=1.0, trace=True)
     if constraint == "l1":
         best = _split_min(f, grad, 6, radius)
     else:
@@ -132,7 +132,7 @@ def test_excess_risk_decreases_as_epsilon_grows():
     """Mean excess risk over 6 seeds at ε = 0.1, 1, 10 on the ℓ1 ball of radius 1 (δ = 1e-5)."""
     Xs, Ys, _ = make_classification(2000, 6, seed=3)
     lobj = get_loss("logistic")
-    ref = dp_accmd(Xs, Ys, epsilon=math.inf, constraint="l1", radius=1.0, steps=300, data_norm_bound=1.0)
+    ref = dp_accmd(Xs, Ys, epsilon=math.inf, constraint="l1", radius=1.0, steps=300, data_norm_bound=1.0, trace=True)
     best = ref.objective_trace[-1]
     risks = []
     for eps in (0.1, 1.0, 10.0):

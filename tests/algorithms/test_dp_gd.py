@@ -25,7 +25,7 @@ XR, YR, _ = make_regression(500, 5, seed=2)
 def test_noise_off_converges_to_the_scipy_optimum(loss, data, alpha, l1):
     """Tolerance: objective within 1e-9 of L-BFGS-B's, weights within 1e-4."""
     Xd, yd = data
-    res = dp_gd(Xd, yd, loss=loss, epsilon=math.inf, alpha=alpha, l1=l1, steps=3000, data_norm_bound=1.0)
+    res = dp_gd(Xd, yd, loss=loss, epsilon=math.inf, alpha=alpha, l1=l1, steps=3000, data_norm_bound=1.0, trace=True)
     lobj, reg = get_loss(loss), Regularizer(alpha, l1)
     ref = reference_minimizer(Xd, yd, lobj, reg)
     assert res.objective_trace[-1] <= objective_value(ref, Xd, yd, lobj, reg) + 1e-9

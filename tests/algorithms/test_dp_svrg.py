@@ -26,7 +26,7 @@ def test_noise_off_converges_to_the_scipy_optimum(solver, loss, data, alpha, l1,
     """Tolerance: objective within 1e-9 of the L-BFGS-B optimum, weights within 1e-4."""
     Xd, yd = data
     res = solver(Xd, yd, loss=loss, epsilon=math.inf, alpha=alpha, l1=l1, epochs=epochs, batch_size=10,
-                 learning_rate=1.0, data_norm_bound=1.0, rng=0)
+                 learning_rate=1.0, data_norm_bound=1.0, rng=0, trace=True)
     lobj, reg = get_loss(loss), Regularizer(alpha, l1)
     ref = reference_minimizer(Xd, yd, lobj, reg)
     assert res.objective_trace[-1] <= objective_value(ref, Xd, yd, lobj, reg) + 1e-9
@@ -38,7 +38,7 @@ def test_svrg_pp_converges_without_strong_convexity():
     lobj, reg = get_loss("logistic"), Regularizer(0.0, 0.02)
     best = objective_value(reference_minimizer(X, Y, lobj, reg), X, Y, lobj, reg)
     res = dp_svrg_pp(X, Y, epsilon=math.inf, l1=0.02, epochs=10, batch_size=10, learning_rate=1.0,
-                     data_norm_bound=1.0, rng=0)
+                     data_norm_bound=1.0, rng=0, trace=True)
     assert res.objective_trace[-1] - best < 1e-6
     assert np.count_nonzero(res.weights) < 5  # the prox step produces exact zeros
 

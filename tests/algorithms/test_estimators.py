@@ -68,7 +68,7 @@ def test_huber_and_linear_regression_noise_off():
 def test_every_solver_reports_its_privacy(solver):
     params = {"dataset_size": N} if solver == "dp_sgd" else None  # add/remove: the schedule needs a public n
     m = DPLogisticRegression(solver=solver, epsilon=1.0, delta=1e-5, alpha=0.01, random_state=3,
-                             solver_params=params).fit(X, Y01)
+                             solver_params=params, keep_diagnostics=True).fit(X, Y01)
     assert m.privacy_.epsilon <= 1.0
     assert m.privacy_.delta == 1e-5 and m.privacy_.relation == m.result_.event.relation
     # the papers' replace-one relation; DP-SGD's Poisson sampling is analysed under add/remove
@@ -80,7 +80,8 @@ def test_every_solver_reports_its_privacy(solver):
 
 def test_pipeline_and_cross_val_score():
     normalise = FunctionTransformer(lambda Z: Z / np.maximum(1.0, np.linalg.norm(Z, axis=1))[:, None])
-    pipe = make_pipeline(normalise, DPLogisticRegression(solver="objective_perturbation", epsilon=2.0, alpha=0.01))
+    pipe = make_pipeline(normalise, DPLogisticRegression(solver="objective_perturbation", epsilon=2.0, alpha=0.01,
+                                                         random_state=0))
     scores = cross_val_score(pipe, 3.0 * X, Y01, cv=3)
     assert scores.shape == (3,) and scores.mean() > 0.7
 
@@ -114,7 +115,7 @@ def test_data_norm_bound_is_enforced_or_clipped_explicitly():
         DPLogisticRegression(solver="objective_perturbation").fit(big, Y01)
     m = DPLogisticRegression(solver="objective_perturbation", clip_data=True).fit(big, Y01)
     assert m.privacy_.epsilon <= 1.0
-    m2 = DPLogisticRegression(solver="objective_perturbation", data_norm_bound=3.0).fit(big, Y01)
+    m2 = DPLogisticRegression(solver="objective_perturbation", data_norm_bound=3.0, keep_diagnostics=True).fit(big, Y01)
     assert m2.result_.details["L"] == pytest.approx(math.sqrt(9.0 + 1.0))  # intercept column in the bound
 
 

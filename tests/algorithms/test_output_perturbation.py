@@ -24,7 +24,7 @@ def test_noise_off_reaches_scipy_optimum():
     """Strongly convex GD (κ = 6) converges linearly: after 2 000 steps ‖∇F‖ < 1e-12 and the
     weights agree with scipy's L-BFGS-B optimum to 1e-6 (scipy's own accuracy is ~1e-8)."""
     alpha = 0.05
-    res = output_perturbation_gd(X, Y, epsilon=math.inf, delta=1e-5, alpha=alpha, steps=2000)
+    res = output_perturbation_gd(X, Y, epsilon=math.inf, delta=1e-5, alpha=alpha, steps=2000, trace=True)
     w_ref = reference_minimizer(X, Y, LOGISTIC, Regularizer(alpha))
     assert np.max(np.abs(res.weights - w_ref)) < 1e-6
     assert np.linalg.norm(LOGISTIC.gradient(res.weights, X, Y) + alpha * res.weights) < 1e-12
