@@ -168,7 +168,8 @@ def lp_norm_kernel(v: np.ndarray, a: float) -> float:
         return m
     acc = 0.0
     for j in range(v.shape[0]):
-        acc += (abs(v[j]) / m) ** a
+        if v[j] != 0.0:  # the ℓ1-ball and simplex steps produce sparse vectors: skip the pow
+            acc += (abs(v[j]) / m) ** a
     return m * acc ** (1.0 / a)
 
 
