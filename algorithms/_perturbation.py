@@ -244,7 +244,7 @@ def newton_solve(
             break
         z = X @ w
         h = loss.second_deriv(z, y)
-        H = (X.T * h) @ X / n
+        H = X.T @ (X * h[:, None]) / n
         H[np.diag_indices(d)] += ridge
         try:
             step = -np.linalg.solve(H, g)

@@ -28,7 +28,7 @@ from dpcore.result import PrivacyResult
 from ._data import Data, prepare_data
 from .constraints import SIMPLEX, Constraint, get_constraint, project_kernel
 from .losses import Loss, get_loss
-from .objective import traces
+from .objective import minimize_objective, traces
 from .regularizers import Regularizer
 from .result import SolverResult
 
@@ -44,6 +44,7 @@ __all__ = [
     "accounted_releases",
     "default_step",
     "initial_point",
+    "noise_off_result",
 ]
 
 
@@ -241,3 +242,17 @@ def initial_point(w0: Optional[np.ndarray], s: Setup) -> np.ndarray:
             raise ValueError(f"w0 must be a finite vector of length d={s.data.d}")
     project_kernel(s.constraint.kind, s.constraint.radius, w)
     return w
+
+
+def noise_off_result(name: str, s: Setup, w0: Optional[np.ndarray], *, tol: float, event: PrivacyEvent,
+                     privacy: PrivacyResult, trace: bool, details: dict) -> SolverResult:
+    """``epsilon=inf``: no privacy budget to respect, so instead of the private schedule the solver's
+    objective F = mean loss + r over C is minimised to the gradient-mapping tolerance ``tol``
+    (:func:`algorithms.objective.minimize_objective`; unclipped gradients — clipping only serves
+    privacy). ``details["noise_off"]`` records the method's residual and iteration count."""
+    tol = check_positive("tol", tol)
+    w, gmap, iters, iterates = minimize_objective(s.data.X, s.data.y, s.loss, s.reg, s.constraint, tol=tol,
+                                                  w0=initial_point(w0, s))
+    details = dict(details, noise_off={"gradient_mapping_norm": gmap, "iterations": iters, "tol": tol})
+    return finish(name, s, w, np.array(iterates), step=1.0 / (s.smoothness or 1.0), event=event, privacy=privacy,
+                  z=0.0, sensitivity=0.0, grad_evals=iters * s.data.n, trace=trace, details=details)

@@ -41,7 +41,7 @@ from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
     as_generator, calibrated_privacy, check_calibration, check_counts, check_relation_replace_one, finish, initial_point,
-    setup,
+    noise_off_result, setup,
 )
 from .clipping import clipped_gradient_sum_kernel, clipped_sum_sensitivity
 from .constraints import L1, L2, project_kernel
@@ -252,6 +252,7 @@ def dp_accmd(
     rng: object = None,
     trace: bool = False,
     loss_params: Optional[dict] = None,
+    tol: Optional[float] = 1e-9,
 ) -> SolverResult:
     """DP-AccMD (wang-ye-xu-2017 Alg. 3) over an ℓ1 or ℓ2 ball.
 
@@ -268,7 +269,8 @@ def dp_accmd(
         (required when data_norm_bound is None: a data-derived L would leak).
     alpha : float
         L2 regularization (its gradient is added without noise).
-    Other parameters as in :func:`algorithms.dp_gd.dp_gd` (no l1: C already constrains the ℓ1 norm;
+    Other parameters as in :func:`algorithms.dp_gd.dp_gd` (``tol``: the ``epsilon=inf`` convergence
+    tolerance over C; no l1: C already constrains the ℓ1 norm;
     relation must be ``"replace_one"``).
     """
     check_calibration(calibration, _PAPER)
@@ -295,6 +297,9 @@ def dp_accmd(
     z, event, privacy, cal = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
                                                 noise_multiplier=noise_multiplier, relation=relation,
                                                 accountant=accountant)
+    if noise_multiplier is None and math.isinf(epsilon) and tol is not None:
+        return noise_off_result("dp_accmd", s, w0, tol=tol, event=event, privacy=privacy, trace=trace,
+                                details={"steps": steps, "smoothness": L, "smoothness_minkowski": Lc})
     w, snaps, releases = dp_accmd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
         s.constraint.kind, s.constraint.radius, steps, Lc, s.clip, z * sens, p, kappa, as_generator(rng))

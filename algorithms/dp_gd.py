@@ -31,7 +31,7 @@ from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
     as_generator, calibrated_privacy, check_counts, check_relation_replace_one, default_step, finish,
-    initial_point, setup,
+    initial_point, noise_off_result, setup,
 )
 from .clipping import clipped_gradient_sum_kernel, clipped_gradient_sum_parallel_kernel, clipped_sum_sensitivity
 from .regularizers import nonconvex_gradient_kernel, prox_gradient_step_kernel
@@ -130,6 +130,7 @@ def dp_gd(
     trace: bool = False,
     loss_params: Optional[dict] = None,
     parallel: bool = False,
+    tol: Optional[float] = 1e-9,
 ) -> SolverResult:
     """Differentially private full-batch gradient descent (wang-ye-xu-2017 Alg. 4).
 
@@ -187,6 +188,10 @@ def dp_gd(
         Opt-in: sum the clipped per-example gradients on all Numba threads
         (``numba.set_num_threads``). Default single-threaded (the machines are shared). Same
         privacy; results equal the serial ones up to floating-point summation order.
+    tol : float or None
+        ``epsilon=inf`` only: no privacy budget, so F is minimised over C to gradient-mapping norm
+        ≤ ``tol`` (:func:`algorithms._solver_common.noise_off_result`) instead of running T steps;
+        ``None`` runs the T-step schedule with the noise off (to test the iteration itself).
 
     Returns
     -------
@@ -214,6 +219,9 @@ def dp_gd(
         z, event, privacy, cal = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
                                                     noise_multiplier=noise_multiplier, relation=relation,
                                                     accountant=accountant)
+    if noise_multiplier is None and math.isinf(epsilon) and tol is not None:
+        return noise_off_result("dp_gd", s, w0, tol=tol, event=event, privacy=privacy, trace=trace,
+                                details={"learning_rate": lr, "steps": steps, "calibration": cal})
     out_index = steps if output == "last" else int(gen.integers(steps))
     w_init = initial_point(w0, s)
     w, snaps, releases, clipped = dp_gd_kernel(

@@ -33,7 +33,7 @@ from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
     as_generator, calibrated_privacy, check_batch_size, check_calibration, check_counts, default_step, finish,
-    initial_point, setup,
+    initial_point, noise_off_result, setup,
 )
 from .clipping import clipped_batch_gradient_sum_kernel, clipped_sum_sensitivity
 from .regularizers import nonconvex_gradient_kernel, prox_gradient_step_kernel
@@ -162,6 +162,7 @@ def dp_sgd(
     rng: object = None,
     trace: bool = False,
     loss_params: Optional[dict] = None,
+    tol: Optional[float] = 1e-9,
 ) -> SolverResult:
     """Differentially private minibatch SGD with per-example clipping (Abadi et al. 2016, Alg. 1).
 
@@ -196,6 +197,10 @@ def dp_sgd(
         replace_one); None picks it.
     calibration : {"accountant"}
     accountant : str
+    tol : float or None
+        ``epsilon=inf`` only: F is minimised over C to this gradient-mapping tolerance instead of
+        running the T steps (:func:`algorithms._solver_common.noise_off_result`); ``None`` runs
+        the T steps with the noise off.
 
     Returns
     -------
@@ -226,6 +231,9 @@ def dp_sgd(
     z, event, privacy, cal = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
                                                 noise_multiplier=noise_multiplier, relation=relation,
                                                 accountant=accountant)
+    if noise_multiplier is None and math.isinf(epsilon) and tol is not None:
+        return noise_off_result("dp_sgd", s, w0, tol=tol, event=event, privacy=privacy, trace=trace,
+                                details={"learning_rate": lr, "steps": T, "sampling": sampling})
     gen = as_generator(rng)
     w, snaps, releases, evals, clipped = dp_sgd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,

@@ -35,7 +35,7 @@ from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
     as_generator, calibrated_privacy, check_batch_size, check_calibration, check_counts, check_relation_replace_one,
-    default_step, finish, initial_point, setup,
+    default_step, finish, initial_point, noise_off_result, setup,
 )
 from .clipping import clipped_batch_difference_sum_kernel, clipped_sum_sensitivity, snapshot_gradient_sum_kernel
 from .dp_sgd import fixed_batch_kernel
@@ -105,7 +105,7 @@ def dp_svrg_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, 
 
 def _run(name, doubling, X, y, *, loss, epsilon, delta, alpha, l1, epochs, inner_steps, batch_size, learning_rate,
          step_factor, clip_norm, data_norm_bound, constraint, radius, relation, calibration, accountant,
-         noise_multiplier, w0, rng, trace, loss_params) -> SolverResult:
+         noise_multiplier, w0, rng, trace, loss_params, tol) -> SolverResult:
     check_calibration(calibration, _PAPER)
     check_relation_replace_one(relation, "DP-SVRG samples inner batches without replacement")
     T = check_positive_int("epochs", epochs)
@@ -135,6 +135,9 @@ def _run(name, doubling, X, y, *, loss, epsilon, delta, alpha, l1, epochs, inner
     z, event, privacy, cal = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
                                                 noise_multiplier=noise_multiplier, relation=relation,
                                                 accountant=accountant)
+    if noise_multiplier is None and math.isinf(epsilon) and tol is not None:
+        return noise_off_result(name, s, w0, tol=tol, event=event, privacy=privacy, trace=trace,
+                                details={"learning_rate": lr, "epochs": T, "inner_steps": m, "batch_size": b})
     gen = as_generator(rng)
     w, snaps, full_rel, inner_rel, evals, clipped = dp_svrg_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
@@ -156,7 +159,7 @@ def dp_svrg(
     data_norm_bound: Optional[float] = None, constraint: str = "none", radius: Optional[float] = None,
     relation: str = "replace_one", calibration: str = "accountant", accountant: str = "rdp",
     noise_multiplier: Optional[float] = None, w0: Optional[np.ndarray] = None, rng: object = None,
-    trace: bool = False, loss_params: Optional[dict] = None,
+    trace: bool = False, loss_params: Optional[dict] = None, tol: Optional[float] = 1e-9,
 ) -> SolverResult:
     """DP-SVRG (wang-ye-xu-2017 Alg. 1) for strongly convex F^r = mean loss + r, r = (alpha/2)‖·‖² + l1‖·‖₁.
 
@@ -173,13 +176,14 @@ def dp_svrg(
     clip_norm : float, optional
         C for both the snapshot per-example gradients and the inner differences. None → the
         Lipschitz constant G for the snapshot and deriv_range·data_norm_bound for the differences.
-    Other parameters as in :func:`algorithms.dp_gd.dp_gd`; ``relation`` must be ``"replace_one"``.
+    Other parameters as in :func:`algorithms.dp_gd.dp_gd` (``tol``: the ``epsilon=inf`` convergence
+    tolerance); ``relation`` must be ``"replace_one"``.
     """
     return _run("dp_svrg", False, X, y, loss=loss, epsilon=epsilon, delta=delta, alpha=alpha, l1=l1, epochs=epochs,
                 inner_steps=inner_steps, batch_size=batch_size, learning_rate=learning_rate, step_factor=1.0 / 12.0,
                 clip_norm=clip_norm, data_norm_bound=data_norm_bound, constraint=constraint, radius=radius,
                 relation=relation, calibration=calibration, accountant=accountant, noise_multiplier=noise_multiplier,
-                w0=w0, rng=rng, trace=trace, loss_params=loss_params)
+                w0=w0, rng=rng, trace=trace, loss_params=loss_params, tol=tol)
 
 
 def dp_svrg_pp(
@@ -189,7 +193,7 @@ def dp_svrg_pp(
     data_norm_bound: Optional[float] = None, constraint: str = "none", radius: Optional[float] = None,
     relation: str = "replace_one", calibration: str = "accountant", accountant: str = "rdp",
     noise_multiplier: Optional[float] = None, w0: Optional[np.ndarray] = None, rng: object = None,
-    trace: bool = False, loss_params: Optional[dict] = None,
+    trace: bool = False, loss_params: Optional[dict] = None, tol: Optional[float] = 1e-9,
 ) -> SolverResult:
     """DP-SVRG++ (wang-ye-xu-2017 Alg. 2) for convex, not necessarily strongly convex F^r.
 
@@ -200,4 +204,4 @@ def dp_svrg_pp(
                 epochs=epochs, inner_steps=inner_steps, batch_size=batch_size, learning_rate=learning_rate,
                 step_factor=1.0 / 13.0, clip_norm=clip_norm, data_norm_bound=data_norm_bound, constraint=constraint,
                 radius=radius, relation=relation, calibration=calibration, accountant=accountant,
-                noise_multiplier=noise_multiplier, w0=w0, rng=rng, trace=trace, loss_params=loss_params)
+                noise_multiplier=noise_multiplier, w0=w0, rng=rng, trace=trace, loss_params=loss_params, tol=tol)

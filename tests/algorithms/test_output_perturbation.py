@@ -129,3 +129,35 @@ def test_bad_data_raise():
         output_perturbation_gd(Xn, Y, epsilon=1.0, delta=1e-5, steps=5)
     with pytest.raises(ValueError, match="labels"):
         output_perturbation_gd(X, Y + 2.0, epsilon=1.0, delta=1e-5, steps=5)
+
+
+def test_minimizer_method_noise_off_and_accounting():
+    """method='minimizer' (auto with alpha > 0): noise off it is the optimum of F to 1e-10 in the
+    gradient; private, Δ = 2L/(n·alpha) + 2γ/alpha (Chaudhuri et al. 2011 Cor. 8 + residual)."""
+    from algorithms.output_perturbation import minimizer_sensitivity
+
+    alpha, n = 0.01, X.shape[0]
+    off = output_perturbation_gd(X, Y, epsilon=math.inf, delta=1e-5, alpha=alpha)
+    assert off.details["method"] == "minimizer"
+    assert np.linalg.norm(LOGISTIC.gradient(off.weights, X, Y) + alpha * off.weights) <= 1e-10
+    w_ref = reference_minimizer(X, Y, LOGISTIC, Regularizer(alpha))
+    assert np.max(np.abs(off.weights - w_ref)) < 1e-6
+    res = output_perturbation_gd(X, Y, epsilon=1.0, delta=1e-5, alpha=alpha, rng=2, gradient_tol=1e-9)
+    sens = minimizer_sensitivity(1.0, alpha, n, 1e-9)
+    assert res.details["sensitivity"] == sens >= 2.0 / (n * alpha) + 2e-9 / alpha
+    assert res.event.noise_multiplier == pytest.approx(res.sigma / sens, rel=1e-12)
+    assert res.privacy.epsilon <= 1.0
+    assert output_perturbation_gd(X, Y, epsilon=1.0, delta=1e-5, alpha=alpha, steps=5).details["method"] == "gd"
+    with pytest.raises(ValueError, match="alpha"):
+        output_perturbation_gd(X, Y, epsilon=1.0, delta=1e-5, alpha=0.0, method="minimizer")
+
+
+def test_minimizer_empirical_sensitivity_below_bound():
+    """Exact minimisers of neighbouring datasets move, but by at most 2L/(n·alpha)."""
+    alpha = 0.05
+    X2, Y2 = X.copy(), Y.copy()
+    X2[0], Y2[0] = X[0] / np.linalg.norm(X[0]), -Y[0]
+    w = output_perturbation_gd(X, Y, epsilon=math.inf, delta=1e-5, alpha=alpha).weights
+    w2 = output_perturbation_gd(X2, Y2, epsilon=math.inf, delta=1e-5, alpha=alpha).weights
+    bound = 2.0 / (X.shape[0] * alpha)
+    assert 1e-3 * bound < np.linalg.norm(w - w2) <= bound
