@@ -57,7 +57,7 @@ from .losses import get_loss, loss_deriv, row_dot
 from .regularizers import nonconvex_gradient_kernel
 from .result import SolverResult
 
-__all__ = ["dp_srm", "dp_srm_kernel", "dp_srm_query", "dp_srm_query_kernel", "dp_srm_paper_sigmas",
+__all__ = ["dp_srm", "dp_srm_event", "dp_srm_kernel", "dp_srm_query", "dp_srm_query_kernel", "dp_srm_paper_sigmas",
            "dp_srm_sensitivities"]
 
 
@@ -82,6 +82,16 @@ def dp_srm_sensitivities(clip_norm: float, diff_clip_norm: float, momentum: floa
     c2 = check_positive("diff_clip_norm", diff_clip_norm)
     g = _check_momentum(momentum)
     return 2.0 * c1, 2.0 * (g * c1 + (1.0 - g) * c2)
+
+
+def dp_srm_event(noise_multiplier: float, initial_batch_size: int, batch_size: int, n: int, steps: int):
+    """The dpcore event of T DP-SRM releases (accountant route, replace-one): a without-replacement
+    subsampled Gaussian on b₀ of n records, then T − 1 on b of n, all at the same noise multiplier."""
+    first = SampledWithoutReplacementEvent(GaussianEvent(noise_multiplier, "replace_one"), initial_batch_size, n)
+    if steps == 1:
+        return first
+    later = SampledWithoutReplacementEvent(GaussianEvent(noise_multiplier, "replace_one"), batch_size, n)
+    return ComposedEvent([first, SelfComposedEvent(later, steps - 1)])
 
 
 def _check_momentum(momentum: float) -> float:
@@ -371,11 +381,7 @@ def dp_srm(
         cal = paper
     else:
         def event_fn(zz: float):
-            first = SampledWithoutReplacementEvent(GaussianEvent(zz, relation), b0, n)
-            if T == 1:
-                return first
-            later = SelfComposedEvent(SampledWithoutReplacementEvent(GaussianEvent(zz, relation), b, n), T - 1)
-            return ComposedEvent([first, later])
+            return dp_srm_event(zz, b0, b, n, T)
 
         z, event, privacy, cal = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
                                                     noise_multiplier=noise_multiplier, relation=relation,

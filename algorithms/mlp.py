@@ -1,0 +1,210 @@
+"""``DPMLPClassifier``: a one-hidden-layer tanh network trained privately by DP-SGD, DP-GD, DP-SRM or
+RRPSGD — the small non-convex model standing in for the CNNs of wang-jayaraman-evans-gu §7.2.
+
+Every solver releases sums of per-example gradients clipped to ``clip_norm`` C (per-example
+gradients from :mod:`algorithms.mlp_kernels`), plus Gaussian noise, and is accounted by dpcore under
+replace-one (Δ = 2C for a sum; DP-SRM's later releases Δ = 2(γC₁ + (1 − γ)C₂), §6.1):
+
+* ``"dp_sgd"``: Abadi et al. Alg. 1 with uniform b-subsets (without replacement), T = ⌈epochs·n/b⌉;
+  ``SelfComposedEvent(SampledWithoutReplacementEvent(GaussianEvent(z), b, n), T)``.
+* ``"dp_gd"``: wang-ye-xu-2017 Alg. 4 (full batch, T = ``epochs`` steps, last iterate);
+  ``SelfComposedEvent(GaussianEvent(z), T)``.
+* ``"dp_srm"``: wang-jayaraman-evans-gu Alg. 1 (``algorithms.dp_srm.dp_srm_event``), uniformly
+  random output iterate as in the paper (``output="last"``: θᵀ).
+* ``"rrpsgd"``: zhang-zheng-mou-wang-2017 Alg. 2, R uniform on {1..T}, T = ⌈epochs·n/b⌉ accounted.
+
+The initial weights are drawn from the estimator's generator (data-independent). ``alpha`` is an L2
+weight decay (its gradient is exact and data-independent). The dataset size n is treated as public
+(replace-one). Departures from the linear solvers: no ``calibration="paper"`` (the papers' σ
+formulas are for the linear experiments), no Poisson sampling.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from dpcore._validation import check_choice, check_delta, check_nonnegative, check_positive, check_positive_int
+from dpcore.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+
+from ._data import validate_features
+from ._solver_common import as_generator, calibrated_privacy, check_counts
+from .dp_srm import dp_srm_event, dp_srm_sensitivities
+from .estimators import _Base, _ClassifierMixin, _store_params
+from .mlp_kernels import mlp_dp_srm_kernel, mlp_logits_kernel, mlp_noisy_sgd_kernel, n_parameters
+from .seeding import warn_if_fixed_seed
+
+__all__ = ["DPMLPClassifier", "MLP_SOLVERS"]
+
+MLP_SOLVERS = ("dp_sgd", "dp_gd", "dp_srm", "rrpsgd")
+
+
+class DPMLPClassifier(_ClassifierMixin, _Base):
+    """Differentially private one-hidden-layer network classifier (tanh hidden units).
+
+    Parameters
+    ----------
+    hidden_units : int
+        Width h ≥ 1 of the hidden layer.
+    solver : {"dp_sgd", "dp_gd", "dp_srm", "rrpsgd"}
+    epsilon : float
+        Target ε in (0, ∞] (nats); ``math.inf`` = same algorithm without noise (ε = inf reported).
+    delta : float
+        δ in (0, 1).
+    epochs : float
+        Data passes (``"dp_gd"``: the number of full-batch steps; ``"rrpsgd"``: the passes of T_max).
+    batch_size : int
+        b (and DP-SRM's b₀), 1 ≤ b ≤ n; ignored by ``"dp_gd"``.
+    learning_rate : float
+        η > 0 (DP-SRM: its largest step 1/(2n₀L)).
+    clip_norm : float
+        Per-example gradient clip C (DP-SRM's C₁), gradient units.
+    diff_clip_norm : float, optional
+        DP-SRM's gradient-difference clip C₂; default C/10.
+    momentum : float, optional
+        DP-SRM's γ in (0, 1]; default C₂/C.
+    step_bound : float, optional
+        DP-SRM's cap ζ/(n₀L) on ‖θᵗ⁺¹ − θᵗ‖; default none.
+    output : {"random", "last"}
+        DP-SRM's output iterate: uniform on {θ⁰..θᵀ⁻¹} (Alg. 1) or θᵀ (departure).
+    alpha : float
+        L2 weight decay ≥ 0 (objective units).
+    classes : array-like, optional
+        Public label set (≥ 2 labels); default ``unique(y)`` (taken from the data, as scikit-learn).
+        Two classes: one logistic output (``classes_[1]`` positive); more: softmax.
+    random_state : None, int or numpy.random.Generator
+        ``None`` (default): fresh OS entropy. An int seed makes ``fit`` deterministic — for tests only
+        (warns :class:`~algorithms.seeding.DeterministicSeedWarning`).
+
+    Attributes
+    ----------
+    coefs_ : list of arrays
+        ``[W₁ (d, h), W₂ (h, K)]`` (scikit-learn's layout); ``intercepts_`` likewise.
+    privacy_ : dpcore.PrivacyResult
+        ε of the event the kernel ran (its release count checked against the event).
+    classes_, n_features_in_
+    """
+
+    def __init__(self, hidden_units: int = 16, solver: str = "dp_sgd", epsilon: float = 1.0, delta: float = 1e-5,
+                 epochs: float = 5.0, batch_size: int = 128, learning_rate: float = 0.5, clip_norm: float = 1.0,
+                 diff_clip_norm: Optional[float] = None, momentum: Optional[float] = None,
+                 step_bound: Optional[float] = None, output: str = "random", alpha: float = 1e-4,
+                 classes: Optional[Any] = None, random_state: Any = None, accountant: str = "rdp") -> None:
+        _store_params(self, locals())
+
+    # ------------------------------------------------------------------------------------ fitting
+    def fit(self, X: np.ndarray, y: np.ndarray) -> "DPMLPClassifier":
+        """Train privately; ``privacy_`` is dpcore's ε for what the kernel ran."""
+        X = validate_features(X)
+        y = np.asarray(y).ravel()
+        n, d = X.shape
+        if y.shape[0] != n:
+            raise ValueError(f"y must have one label per row of X ({n}); got {y.shape[0]}")
+        classes = np.unique(y) if self.classes is None else np.unique(np.asarray(self.classes))
+        if classes.shape[0] < 2:
+            raise ValueError(f"classes must hold at least two distinct labels; got {classes.tolist()}")
+        if not np.all(np.isin(y, classes)):
+            raise ValueError(f"y must contain only the labels {classes.tolist()}")
+        h = check_positive_int("hidden_units", self.hidden_units)
+        solver = check_choice("solver", self.solver, MLP_SOLVERS)
+        eps = check_positive("epsilon", self.epsilon, allow_inf=True)
+        delta = check_delta("delta", self.delta)
+        lr = check_positive("learning_rate", self.learning_rate)
+        clip = check_positive("clip_norm", self.clip_norm)
+        alpha = check_nonnegative("alpha", self.alpha)
+        epochs = check_positive("epochs", self.epochs)
+        b = n if solver == "dp_gd" else check_positive_int("batch_size", self.batch_size)
+        if b > n:
+            raise ValueError(f"batch_size must be in [1, n={n}]; got {b}")
+        K = 1 if classes.shape[0] == 2 else classes.shape[0]
+        codes = np.searchsorted(classes, y).astype(np.float64)
+        yk = np.where(codes == 1.0, 1.0, -1.0) if K == 1 else codes
+        warn_if_fixed_seed(self.random_state, type(self).__name__)
+        gen = as_generator(self.random_state)
+        theta0 = self._init_weights(d, h, K, gen)
+        if solver == "dp_gd":
+            T = max(1, math.ceil(epochs))
+        else:
+            T = max(1, math.ceil(epochs * n / b))
+        sens = 2.0 * clip
+        if solver == "dp_srm":
+            c2 = clip / 10.0 if self.diff_clip_norm is None else check_positive("diff_clip_norm", self.diff_clip_norm)
+            gamma = min(1.0, c2 / clip) if self.momentum is None else check_positive("momentum", self.momentum)
+            if gamma > 1.0:
+                raise ValueError(f"momentum must be in (0, 1]; got {self.momentum!r}")
+            bound = math.inf if self.step_bound is None else check_positive("step_bound", self.step_bound)
+            sens0, sens = dp_srm_sensitivities(clip, c2, gamma)
+
+            def event_fn(z: float):
+                return dp_srm_event(z, b, b, n, T)
+        elif solver == "dp_gd":
+            def event_fn(z: float):
+                return SelfComposedEvent(GaussianEvent(z, "replace_one"), T)
+        else:
+            def event_fn(z: float):
+                return SelfComposedEvent(SampledWithoutReplacementEvent(GaussianEvent(z, "replace_one"), b, n), T)
+        z, event, privacy, _ = calibrated_privacy(event_fn, epsilon=eps, delta=delta, noise_multiplier=None,
+                                                  relation="replace_one", accountant=self.accountant)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if solver == "dp_srm":
+            last = check_choice("output", self.output, ("random", "last")) == "last"
+            out_index = T if last else int(gen.integers(T))
+            theta, releases, _, _ = mlp_dp_srm_kernel(theta0, X, yk, d, h, K, T, b, b, gamma, clip, c2, z * sens0,
+                                                      z * sens, lr, bound, alpha, out_index, gen)
+            check_counts(releases, event)
+        elif solver == "rrpsgd":
+            rounds = int(gen.integers(1, T + 1))
+            theta, releases, _ = mlp_noisy_sgd_kernel(theta0, X, yk, d, h, K, rounds, b, lr, clip, z * sens, alpha,
+                                                      gen)
+            if releases != rounds or releases > T:
+                raise RuntimeError(f"kernel performed {releases} releases for R={rounds} (event accounts {T})")
+        else:
+            theta, releases, _ = mlp_noisy_sgd_kernel(theta0, X, yk, d, h, K, T, b, lr, clip, z * sens, alpha, gen)
+            check_counts(releases, event)
+        self.classes_ = classes
+        self.n_features_in_ = d
+        self._shape = (d, h, K)
+        self._theta = theta
+        hd = h * d
+        self.coefs_ = [theta[:hd].reshape(h, d).T.copy(), theta[hd + h:hd + h + K * h].reshape(K, h).T.copy()]
+        self.intercepts_ = [theta[hd:hd + h].copy(), theta[hd + h + K * h:].copy()]
+        self.privacy_ = privacy
+        self.noise_multiplier_ = z
+        return self
+
+    @staticmethod
+    def _init_weights(d: int, h: int, K: int, gen: np.random.Generator) -> np.ndarray:
+        """Glorot-uniform weights, zero biases (data-independent)."""
+        theta = np.zeros(n_parameters(d, h, K))
+        a1, a2 = math.sqrt(6.0 / (d + h)), math.sqrt(6.0 / (h + K))
+        theta[:h * d] = gen.uniform(-a1, a1, h * d)
+        theta[h * d + h:h * d + h + K * h] = gen.uniform(-a2, a2, K * h)
+        return theta
+
+    # --------------------------------------------------------------------------------- prediction
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        """Network outputs: shape (n,) for two classes (the logit of ``classes_[1]``), (n, K) otherwise."""
+        if not hasattr(self, "_theta"):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        X = validate_features(X)
+        d, h, K = self._shape
+        if X.shape[1] != d:
+            raise ValueError(f"X must have {d} features (as in fit); got {X.shape[1]}")
+        out = mlp_logits_kernel(self._theta, np.ascontiguousarray(X, dtype=np.float64), d, h, K)
+        return out[:, 0] if K == 1 else out
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Class probabilities (n, n_classes), columns in ``classes_`` order."""
+        o = self.decision_function(X)
+        if o.ndim == 1:
+            p1 = 0.5 * (1.0 + np.tanh(0.5 * o))
+            return np.column_stack([1.0 - p1, p1])
+        e = np.exp(o - o.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The most likely class of each row."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

@@ -1,0 +1,252 @@
+"""Numba kernels of a one-hidden-layer network: per-example gradients, clipped sums, training loops.
+
+Model (the small stand-in for the CNNs of wang-jayaraman-evans-gu §7.2): ``a = W₁x + b₁``,
+``z = tanh(a)``, ``o = W₂z + b₂``; K = 1 output with the logistic loss ``log(1 + e^{−y·o})``
+(labels ±1) or K ≥ 3 outputs with softmax cross-entropy (labels 0..K−1). tanh keeps every
+per-example gradient Lipschitz in the parameters on bounded data. Parameters are one flat vector
+``θ = [W₁ (h×d, row-major), b₁ (h), W₂ (K×h), b₂ (K)]``, P = h(d + 1) + K(h + 1) entries.
+
+Privacy needs nothing from the model beyond per-example clipping: every noisy release is a sum of
+per-example vectors clipped with :func:`algorithms.clipping.clip_vector_kernel` (the same clip as the
+linear solvers), batches come from :func:`algorithms.dp_sgd.fixed_batch_kernel`, noise from
+:func:`mechanisms.kernels.gaussian_noise_kernel`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from mechanisms.kernels import gaussian_noise_kernel
+
+from .clipping import clip_vector_kernel
+from .dp_sgd import fixed_batch_kernel
+
+__all__ = [
+    "n_parameters", "example_gradient_kernel", "mlp_loss_kernel", "mlp_clipped_sum_kernel", "mlp_srm_query_kernel",
+    "mlp_noisy_sgd_kernel", "mlp_dp_srm_kernel", "mlp_logits_kernel",
+]
+
+
+@njit(cache=True)
+def n_parameters(d: int, h: int, K: int) -> int:
+    """P = h(d + 1) + K(h + 1)."""
+    return h * (d + 1) + K * (h + 1)
+
+
+@njit(cache=True)
+def _forward(theta, X, i, d, h, K, z, o):
+    """Hidden activations z (h) and outputs o (K) of row i."""
+    hd = h * d
+    for u in range(h):
+        s = theta[hd + u]
+        base = u * d
+        for j in range(d):
+            s += theta[base + j] * X[i, j]
+        z[u] = math.tanh(s)
+    off2 = hd + h
+    off3 = off2 + K * h
+    for k in range(K):
+        s = theta[off3 + k]
+        for u in range(h):
+            s += theta[off2 + k * h + u] * z[u]
+        o[k] = s
+
+
+@njit(cache=True)
+def _output_grad(o, yi, K, do):
+    """dLoss/do into ``do``; returns the loss (nats)."""
+    if K == 1:
+        m = yi * o[0]
+        e = math.exp(-abs(m))
+        if m > 0.0:
+            do[0] = -yi * e / (1.0 + e)
+            return math.log1p(e)
+        do[0] = -yi / (1.0 + e)
+        return -m + math.log1p(e)
+    mx = o[0]
+    for k in range(1, K):
+        mx = max(mx, o[k])
+    tot = 0.0
+    for k in range(K):
+        do[k] = math.exp(o[k] - mx)
+        tot += do[k]
+    c = int(yi)
+    loss = math.log(tot) + mx - o[c]
+    for k in range(K):
+        do[k] /= tot
+    do[c] -= 1.0
+    return loss
+
+
+@njit(cache=True)
+def example_gradient_kernel(theta, X, y, i, d, h, K, g, z, o, do):
+    """∇_θ loss(θ; xᵢ, yᵢ) into ``g`` (length P); ``z``, ``o``, ``do`` are scratch (h, K, K). Returns the loss."""
+    _forward(theta, X, i, d, h, K, z, o)
+    loss = _output_grad(o, y[i], K, do)
+    hd = h * d
+    off2 = hd + h
+    off3 = off2 + K * h
+    for k in range(K):
+        g[off3 + k] = do[k]
+        for u in range(h):
+            g[off2 + k * h + u] = do[k] * z[u]
+    for u in range(h):
+        s = 0.0
+        for k in range(K):
+            s += theta[off2 + k * h + u] * do[k]
+        da = s * (1.0 - z[u] * z[u])
+        g[hd + u] = da
+        base = u * d
+        for j in range(d):
+            g[base + j] = da * X[i, j]
+    return loss
+
+
+@njit(cache=True)
+def mlp_logits_kernel(theta, X, d, h, K):
+    """Outputs o (n, K) for every row."""
+    n = X.shape[0]
+    out = np.empty((n, K))
+    z = np.empty(h)
+    o = np.empty(K)
+    for i in range(n):
+        _forward(theta, X, i, d, h, K, z, o)
+        out[i] = o
+    return out
+
+
+@njit(cache=True)
+def mlp_loss_kernel(theta, X, y, d, h, K, grad):
+    """Mean loss over all rows; ``grad`` ← mean gradient (length P)."""
+    n = X.shape[0]
+    P = grad.shape[0]
+    g = np.empty(P)
+    z = np.empty(h)
+    o = np.empty(K)
+    do = np.empty(K)
+    grad[:] = 0.0
+    tot = 0.0
+    for i in range(n):
+        tot += example_gradient_kernel(theta, X, y, i, d, h, K, g, z, o, do)
+        grad += g
+    grad /= n
+    return tot / n
+
+
+@njit(cache=True)
+def mlp_clipped_sum_kernel(theta, X, y, idx, count, clip, d, h, K, out):
+    """``out ← Σ_{k<count} clip_C(∇loss(θ; x_{idx[k]}))``; returns how many were clipped."""
+    P = out.shape[0]
+    g = np.empty(P)
+    z = np.empty(h)
+    o = np.empty(K)
+    do = np.empty(K)
+    out[:] = 0.0
+    clipped = 0
+    for k in range(count):
+        example_gradient_kernel(theta, X, y, idx[k], d, h, K, g, z, o, do)
+        if clip_vector_kernel(g, clip) > clip:
+            clipped += 1
+        out += g
+    return clipped
+
+
+@njit(cache=True)
+def mlp_srm_query_kernel(theta, theta_prev, X, y, idx, count, gamma, clip1, clip2, d, h, K, out):
+    """DP-SRM's later-step sum (wang-jayaraman-evans-gu §6.1, eq. (6.1)) for the network:
+    ``out ← Σ_k [γ·clip_{C₁}(gₖ(θ)) + (1 − γ)·clip_{C₂}(gₖ(θ) − gₖ(θ_prev))]``. Returns (clipped
+    gradients, clipped differences)."""
+    P = out.shape[0]
+    g = np.empty(P)
+    gp = np.empty(P)
+    z = np.empty(h)
+    o = np.empty(K)
+    do = np.empty(K)
+    out[:] = 0.0
+    c1 = 0
+    c2 = 0
+    for k in range(count):
+        i = idx[k]
+        example_gradient_kernel(theta, X, y, i, d, h, K, g, z, o, do)
+        example_gradient_kernel(theta_prev, X, y, i, d, h, K, gp, z, o, do)
+        gp -= g
+        gp *= -1.0  # g(θ) − g(θ_prev)
+        if clip_vector_kernel(g, clip1) > clip1:
+            c1 += 1
+        if clip_vector_kernel(gp, clip2) > clip2:
+            c2 += 1
+        for j in range(P):
+            out[j] += gamma * g[j] + (1.0 - gamma) * gp[j]
+    return c1, c2
+
+
+@njit(cache=True)
+def mlp_noisy_sgd_kernel(theta0, X, y, d, h, K, steps, batch, lr, clip, sigma, alpha, rng):
+    """``steps`` noisy clipped steps ``θ ← θ − lr·((Σ_B clip_C(gᵢ) + N(0, σ²I))/b + alpha·θ)`` with
+    uniform b-subsets (b = n: DP-GD; DP-SGD without replacement; RRPSGD for R steps).
+    Returns (θ, releases, clipped count)."""
+    n = X.shape[0]
+    P = theta0.shape[0]
+    theta = theta0.copy()
+    s = np.empty(P)
+    idx = np.arange(n)
+    releases = 0
+    clipped = 0
+    for t in range(steps):
+        if batch < n:
+            fixed_batch_kernel(rng, idx, batch)
+        clipped += mlp_clipped_sum_kernel(theta, X, y, idx, batch, clip, d, h, K, s)
+        if sigma > 0.0:
+            s += gaussian_noise_kernel(rng, P, sigma)
+        releases += 1
+        for j in range(P):
+            theta[j] -= lr * (s[j] / batch + alpha * theta[j])
+    return theta, releases, clipped
+
+
+@njit(cache=True)
+def mlp_dp_srm_kernel(theta0, X, y, d, h, K, steps, b0, b, gamma, clip1, clip2, sigma0, sigma, lr, step_bound, alpha,
+                      out_index, rng):
+    """wang-jayaraman-evans-gu Alg. 1 on the network (as :func:`algorithms.dp_srm.dp_srm_kernel`):
+    T releases and updates; returns (θ_{out_index}, releases, clipped gradients, clipped differences)."""
+    n = X.shape[0]
+    P = theta0.shape[0]
+    theta = theta0.copy()
+    prev = np.empty(P)
+    s = np.empty(P)
+    u = np.empty(P)
+    direction = np.empty(P)
+    idx = np.arange(n)
+    kept = theta.copy()
+    fixed_batch_kernel(rng, idx, b0)
+    c1 = mlp_clipped_sum_kernel(theta, X, y, idx, b0, clip1, d, h, K, s)
+    c2 = 0
+    if sigma0 > 0.0:
+        s += gaussian_noise_kernel(rng, P, sigma0)
+    u[:] = s / b0
+    releases = 1
+    for t in range(steps):
+        for j in range(P):
+            direction[j] = u[j] + alpha * theta[j]
+        nrm = math.sqrt(np.sum(direction * direction))
+        eta = lr
+        if nrm * lr > step_bound:
+            eta = step_bound / nrm
+        prev[:] = theta
+        theta -= eta * direction
+        if t + 1 == out_index:
+            kept[:] = theta
+        if t + 1 < steps:
+            fixed_batch_kernel(rng, idx, b)
+            a1, a2 = mlp_srm_query_kernel(theta, prev, X, y, idx, b, gamma, clip1, clip2, d, h, K, s)
+            c1 += a1
+            c2 += a2
+            if sigma > 0.0:
+                s += gaussian_noise_kernel(rng, P, sigma)
+            for j in range(P):
+                u[j] = (1.0 - gamma) * u[j] + s[j] / b
+            releases += 1
+    return kept, releases, c1, c2

@@ -1,0 +1,155 @@
+"""One-hidden-layer network: per-example gradients, clipping, noise-off convergence, privacy, estimator API."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import dpcore
+from algorithms.clipping import clip_vector_kernel
+from algorithms.mlp import DPMLPClassifier
+from algorithms.mlp_kernels import (
+    example_gradient_kernel, mlp_clipped_sum_kernel, mlp_loss_kernel, mlp_srm_query_kernel, n_parameters,
+)
+from algorithms.synthetic import make_classification
+from dpcore.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+
+X, Y, _ = make_classification(300, 4, seed=1)
+Y01 = np.where(Y > 0, "yes", "no")
+
+
+def _fit(**kw):
+    labels = kw.pop("labels", Y01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return DPMLPClassifier(**kw).fit(X, labels)
+
+
+def _loss(theta, Xs, ys, h, K):
+    return mlp_loss_kernel(theta, Xs, ys, Xs.shape[1], h, K, np.empty(theta.shape[0]))
+
+
+@pytest.mark.parametrize("K", [1, 3])
+def test_example_gradient_matches_central_differences(K):
+    rng = np.random.default_rng(0)
+    d, h = 4, 3
+    theta = rng.normal(size=n_parameters(d, h, K))
+    Xs = X[:1].copy()
+    ys = np.array([1.0]) if K == 1 else np.array([2.0])
+    g = np.empty(theta.shape[0])
+    example_gradient_kernel(theta, Xs, ys, 0, d, h, K, g, np.empty(h), np.empty(K), np.empty(K))
+    eps = 1e-6
+    fd = np.array([(_loss(theta + eps * e, Xs, ys, h, K) - _loss(theta - eps * e, Xs, ys, h, K)) / (2 * eps)
+                   for e in np.eye(theta.shape[0])])
+    np.testing.assert_allclose(g, fd, atol=1e-7)
+
+
+def test_clipped_sum_clips_every_example():
+    rng = np.random.default_rng(1)
+    d, h, K = 4, 5, 1
+    theta = 3 * rng.normal(size=n_parameters(d, h, K))
+    idx = np.arange(10)
+    out = np.empty(theta.shape[0])
+    clipped = mlp_clipped_sum_kernel(theta, X, Y, idx, 10, 0.1, d, h, K, out)
+    ref = np.zeros_like(out)
+    over = 0
+    for i in range(10):
+        g = np.empty_like(out)
+        example_gradient_kernel(theta, X, Y, i, d, h, K, g, np.empty(h), np.empty(K), np.empty(K))
+        over += clip_vector_kernel(g, 0.1) > 0.1
+        assert np.linalg.norm(g) <= 0.1 * (1 + 1e-12)
+        ref += g
+    np.testing.assert_allclose(out, ref, rtol=1e-12)
+    assert clipped == over >= 1
+
+
+def test_srm_query_contribution_is_bounded_by_6_1():
+    """One record's contribution to DP-SRM's later sum has norm ≤ γC₁ + (1 − γ)C₂ (half of (6.1)'s Δ)."""
+    rng = np.random.default_rng(2)
+    d, h, K = 4, 5, 1
+    theta, prev = rng.normal(size=(2, n_parameters(d, h, K))) * 3
+    out = np.empty(theta.shape[0])
+    for i in range(20):
+        mlp_srm_query_kernel(theta, prev, X, Y, np.array([i]), 1, 0.1, 1.0, 0.05, d, h, K, out)
+        assert np.linalg.norm(out) <= (0.1 * 1.0 + 0.9 * 0.05) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("solver, kw", [("dp_gd", dict(epochs=3000, learning_rate=1.0)),
+                                        ("dp_srm", dict(epochs=3000, batch_size=300, learning_rate=1.0,
+                                                        diff_clip_norm=1e6, momentum=0.5, output="last"))])
+def test_noise_off_full_batch_drives_the_gradient_norm_down(solver, kw):
+    """Full batches, huge clip norms, no noise: ‖∇F‖ (mean loss + weight decay) < 2e-3 (≈ 0.1 at the start)."""
+    est = _fit(hidden_units=4, solver=solver, epsilon=math.inf, clip_norm=1e6, alpha=1e-3, random_state=0, **kw)
+    d, h, K = est._shape
+    grad = np.empty(est._theta.shape[0])
+    mlp_loss_kernel(est._theta, X, Y, d, h, K, grad)
+    assert np.linalg.norm(grad + 1e-3 * est._theta) < 2e-3
+    assert math.isinf(est.privacy_.epsilon)
+
+
+def test_noise_off_dp_sgd_learns():
+    est = _fit(hidden_units=8, solver="dp_sgd", epsilon=math.inf, epochs=30, batch_size=30, random_state=0)
+    assert est.score(X, Y01) > 0.68
+
+
+@pytest.mark.parametrize("solver", ["dp_sgd", "dp_gd", "dp_srm", "rrpsgd"])
+def test_reported_privacy_is_dpcores_epsilon_of_the_event(solver):
+    est = _fit(solver=solver, epsilon=1.0, epochs=2, batch_size=50, random_state=0)
+    assert est.privacy_.epsilon <= 1.0
+    assert est.privacy_.relation == "replace_one"
+    assert est.noise_multiplier_ > 0
+    if solver in ("dp_sgd", "rrpsgd"):
+        ev = SelfComposedEvent(SampledWithoutReplacementEvent(GaussianEvent(est.noise_multiplier_, "replace_one"),
+                                                              50, 300), 12)
+        assert est.privacy_.epsilon == dpcore.get_epsilon(ev, 1e-5, accountant="rdp").epsilon
+    if solver == "dp_gd":
+        ev = SelfComposedEvent(GaussianEvent(est.noise_multiplier_, "replace_one"), 2)
+        assert est.privacy_.epsilon == dpcore.get_epsilon(ev, 1e-5, accountant="rdp").epsilon
+
+
+def test_reproducible_from_a_seed():
+    a, b, c = (_fit(solver="dp_srm", epochs=2, random_state=s) for s in (3, 3, 4))
+    np.testing.assert_array_equal(a._theta, b._theta)
+    assert not np.array_equal(a._theta, c._theta)
+
+
+def test_labels_of_any_values_and_more_than_two_classes():
+    y3 = np.array(["a", "b", "c"])[np.digitize(X[:, 0], [-0.2, 0.2])]
+    est = _fit(hidden_units=8, epsilon=math.inf, epochs=30, batch_size=30, random_state=0, labels=y3)
+    assert list(est.classes_) == ["a", "b", "c"]
+    assert est.predict_proba(X).shape == (300, 3)
+    assert est.score(X, y3) > 0.85
+    assert set(est.predict(X)) <= {"a", "b", "c"}
+
+
+def test_sklearn_clone_and_pipeline():
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    est = DPMLPClassifier(hidden_units=3, solver="dp_gd", epochs=5)
+    assert clone(est).get_params() == est.get_params()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_pipeline(FunctionTransformer(), DPMLPClassifier(epochs=1, random_state=0)).fit(X, Y01)
+    assert pipe.predict(X).shape == (300,)
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({"hidden_units": 0}, "hidden_units"), ({"solver": "adam"}, "solver"), ({"epsilon": 0.0}, "epsilon"),
+    ({"batch_size": 301}, "batch_size"), ({"learning_rate": -1.0}, "learning_rate"), ({"clip_norm": 0.0}, "clip_norm"),
+    ({"alpha": -1.0}, "alpha"), ({"solver": "dp_srm", "momentum": 2.0}, "momentum"), ({"epochs": 0}, "epochs"),
+    ({"classes": ["yes"]}, "classes"), ({"delta": 1.0}, "delta"),
+])
+def test_bad_input_names_the_argument(kw, name):
+    with pytest.raises(ValueError, match=name):
+        _fit(**kw)
+
+
+def test_predict_before_fit_and_wrong_width():
+    with pytest.raises(ValueError, match="not fitted"):
+        DPMLPClassifier().predict(X)
+    est = _fit(epochs=1, random_state=0)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :3])
