@@ -20,7 +20,8 @@ Solvers (one function each; estimator ``solver=`` names are the same strings):
   (Alg. 6), :func:`batched_truncated_mirror_descent` (Alg. 7), :func:`shuffled_truncated_mirror_descent`
   (Alg. 4), all taking ``p=``.
 
-Estimators: :class:`DPLogisticRegression`, :class:`DPHuberRegressor`, :class:`DPLinearRegression`.
+Estimators: :class:`DPLogisticRegression`, :class:`DPHuberRegressor`, :class:`DPLinearRegression`,
+:class:`DPMLPClassifier` (one-hidden-layer network; DP-SGD, DP-GD, DP-SRM or RRPSGD).
 """
 
 from .approx_objective_perturbation import approx_objective_perturbation
@@ -32,6 +33,7 @@ from .dp_sgd import dp_sgd
 from .dp_srm import dp_srm
 from .dp_svrg import dp_svrg, dp_svrg_pp
 from .estimators import SOLVERS, DPHuberRegressor, DPLinearRegression, DPLogisticRegression
+from .mlp import DPMLPClassifier
 from .losses import get_loss
 from .noisy_mirror_descent import noisy_mirror_descent
 from .objective_perturbation import objective_perturbation
@@ -62,6 +64,7 @@ __all__ = [
     "DPLogisticRegression",
     "DPHuberRegressor",
     "DPLinearRegression",
+    "DPMLPClassifier",
     "SOLVERS",
     "SolverResult",
     "DeterministicSeedWarning",
