@@ -223,6 +223,24 @@ class LaplacePiece(Piece):
                 (mpmath.exp(-(1 - x) / b) - t) / 2, -mpmath.expm1(-(1 - x) / b) / 2)
 
 
+def _subsampled_loss(loss: Array, q: float) -> Array:
+    """log(1 − q + q e^L), accurate for small L and without overflow for large L."""
+    loss = np.asarray(loss)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        small = np.log1p(q * np.expm1(np.minimum(loss, 30.0)))
+        large = loss + math.log(q) + np.log1p((1.0 - q) / q * np.exp(-np.maximum(loss, 30.0)))
+    return np.where(loss <= 30.0, small, large)
+
+
+def _subsampled_loss_inv(loss: Array, q: float) -> Array:
+    """The L with log(1 − q + q e^L) = ``loss`` (−∞ at loss = log(1 − q))."""
+    loss = np.asarray(loss)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        small = np.log1p(np.expm1(np.minimum(loss, 30.0)) / q)
+        large = loss - math.log(q) + np.log1p(-(1.0 - q) * np.exp(-np.maximum(loss, 30.0)))
+    return np.where(loss <= 30.0, small, large)
+
+
 class _SubsampledPiece(Piece):
     """(qP + (1 − q)Q, Q) of a piece: loss log(1 − q + q e^L) (Zhu, Dong, Wang 2022, Thm 11)."""
 
@@ -231,12 +249,10 @@ class _SubsampledPiece(Piece):
         self.lo, self.hi, self.increasing, self.scale = base.lo, base.hi, base.increasing, base.scale
 
     def loss(self, x: Array) -> Array:
-        with np.errstate(over="ignore"):
-            return np.log1p(self.q * np.expm1(self.base.loss(x)))
+        return _subsampled_loss(self.base.loss(x), self.q)
 
     def loss_inv(self, loss: Array) -> Array:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return self.base.loss_inv(np.log1p(np.expm1(loss) / self.q))
+        return self.base.loss_inv(_subsampled_loss_inv(loss, self.q))
 
     def pdf_p(self, x: Array) -> Array:
         return self.q * self.base.pdf_p(x) + (1.0 - self.q) * self.base.pdf_q(x)
@@ -313,9 +329,8 @@ class Atoms:
     q: Array
 
     def subsample(self, rate: float) -> "Atoms":
-        with np.errstate(over="ignore"):
-            loss = np.where(np.isneginf(self.loss), math.log1p(-rate) if rate < 1 else -math.inf,
-                            np.log1p(rate * np.expm1(self.loss)))
+        loss = np.where(np.isneginf(self.loss), math.log1p(-rate) if rate < 1 else -math.inf,
+                        _subsampled_loss(self.loss, rate))
         return Atoms(loss, rate * self.p + (1.0 - rate) * self.q, self.q.copy())
 
     def reverse(self) -> "Atoms":

@@ -217,21 +217,27 @@ class GridPld:
         return best, upper
 
     def _root(self, d: float) -> float:
-        """Least ε with the computed δ(ε) ≤ d (float; +inf if the +∞ mass exceeds d)."""
+        """Least ε with the computed δ(ε) ≤ d (float estimate; +inf if the +∞ mass exceeds d).
+
+        δ(ε) = A_j − e^ε C_j on [ℓ_j, ℓ_{j+1}) with A_j = Σ_{k>j} p_k + p_∞ and
+        C_j = Σ_{k>j} p_k e^{−ℓ_k}; log C_j is accumulated with ``logaddexp`` (no overflow).
+        """
         if d <= self.inf_mass:
             return math.inf
         ell = self.losses()
-        ref = min(0.0, float(ell[0]) + 600.0)
-        tail = np.concatenate([np.cumsum(self.pmf[::-1])[::-1][1:], [0.0]]) + self.inf_mass
-        disc = self.pmf * np.exp(ref - ell)
-        ctail = np.concatenate([np.cumsum(disc[::-1])[::-1][1:], [0.0]])
-        dj = tail - np.exp(ell - ref) * ctail  # δ at the grid points
+        with np.errstate(divide="ignore"):
+            logc = np.logaddexp.accumulate((np.log(self.pmf) - ell)[::-1])[::-1]
+        log_ctail = np.append(logc[1:], -np.inf)
+        tail = np.append(np.cumsum(self.pmf[::-1])[::-1][1:], 0.0) + self.inf_mass
+        dj = tail - np.exp(ell + log_ctail)  # δ at the grid points
         j = int(np.argmax(dj <= d))
         if j == 0:
-            a_all = float(np.sum(self.pmf)) + self.inf_mass
-            return ref + math.log((a_all - d) / float(np.sum(disc)))
-        num = float(tail[j - 1]) - d
-        return ref + math.log(num / float(ctail[j - 1])) if ctail[j - 1] > 0 else float(ell[j])
+            num, logc_j = float(np.sum(self.pmf)) + self.inf_mass - d, float(logc[0])
+        else:
+            num, logc_j = float(tail[j - 1]) - d, float(log_ctail[j - 1])
+        if num <= 0 or not math.isfinite(logc_j):
+            return float(ell[j])
+        return math.log(num) - logc_j
 
     def epsilon_bounds(self, delta: float) -> Tuple[float, float]:
         """(lower, upper) bounds on the least ε ≥ 0 with δ_exact(ε) ≤ δ (see :meth:`delta_bounds`)."""

@@ -18,8 +18,9 @@ def test_noise_multiplier_is_the_root_not_a_bracket_endpoint():
     cal = dpcore.calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10_000)
     assert cal.privacy.epsilon <= 1.0
     assert _eps(cal.value, 0.01, 10_000, 1e-5) <= 1.0
-    # 1e-9 less noise already breaks the target: the result is the root to ~1e-9 relative.
-    assert _eps(cal.value * (1 - 1e-9), 0.01, 10_000, 1e-5) > 1.0
+    # 1e-5 less noise already breaks the target: the result is the root, not a bracket end (the
+    # default "auto" includes the PLD accountant, whose epsilon(sigma) jitters at ~1e-6 relative).
+    assert _eps(cal.value * (1 - 1e-5), 0.01, 10_000, 1e-5) > 1.0
 
 
 def test_unsampled_gaussian_with_analytic_accountant_matches_analytic_sigma():

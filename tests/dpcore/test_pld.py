@@ -177,3 +177,14 @@ def test_certify_detects_an_optimistic_leaf(monkeypatch):
     monkeypatch.setattr(cert, "discretize", shifted_down)
     with pytest.raises(dpcore.CertificationError):
         pld_epsilon(SelfComposedEvent(GaussianEvent(2.0), 4), 1e-5, certify=True)
+
+
+def test_calibration_with_pld_meets_the_target_and_beats_rdp():
+    cal = dpcore.calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=1000, accountant="pld")
+    assert cal.privacy.accountant == "pld" and cal.privacy.epsilon <= 1.0
+    event = SelfComposedEvent(PoissonSampledEvent(GaussianEvent(cal.value), 0.01), 1000)
+    assert pld_epsilon(event, 1e-5).epsilon <= 1.0  # re-checked independently of the calibration
+    assert pld_epsilon(SelfComposedEvent(PoissonSampledEvent(GaussianEvent(cal.value * 0.999), 0.01), 1000),
+                       1e-5).epsilon > 1.0
+    rdp = dpcore.calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=1000, accountant="rdp")
+    assert cal.value < rdp.value
