@@ -92,11 +92,22 @@ def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
     return str(value)
 
 
-def check_orders(name: str, orders: object) -> np.ndarray:
-    """Rényi orders: a non-empty 1-D array of finite reals > 1, returned as float64."""
-    arr = np.atleast_1d(np.asarray(orders, dtype=float))
+#: Largest Rényi order accepted where a bound is a sum over the integers up to the order
+#: (subsampling bounds): 10⁶ (the default grid stops at 8192).
+MAX_SUMMED_ORDER = 1e6
+
+
+def check_orders(name: str, orders: object, *, maximum: float = math.inf) -> np.ndarray:
+    """Rényi orders: a non-empty 1-D array of finite reals in (1, ``maximum``], returned as float64."""
+    try:
+        arr = np.atleast_1d(np.asarray(orders, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of orders in (1, inf); got {orders!r}") from None
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence of orders in (1, inf); got {orders!r}")
     if not np.all(np.isfinite(arr)) or not np.all(arr > 1):
         raise ValueError(f"{name} must contain only finite orders in (1, inf); got {orders!r}")
+    if np.any(arr > maximum):
+        raise ValueError(f"{name} must be in (1, {maximum:g}] for this bound (a sum over the integer orders "
+                         f"up to each order); got {float(np.max(arr)):g}")
     return arr

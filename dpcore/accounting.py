@@ -302,14 +302,21 @@ def _pld_delta(event: PrivacyEvent, epsilon: float, fast: bool) -> PrivacyResult
 
 
 def _smallest(runners: Dict[str, Callable[[], PrivacyResult]], key: Callable[[PrivacyResult], float]) -> PrivacyResult:
-    """``accountant="auto"``: run every accountant that supports the event; the best valid bound."""
-    results, reasons = [], []
+    """``accountant="auto"``: run every accountant that supports the event; the best valid bound.
+
+    An accountant whose numerics fail at extreme parameters (``ArithmeticError``) gives no bound
+    and is skipped like an unsupported one; the error is re-raised if no accountant gives one."""
+    results, reasons, failures = [], [], []
     for name, run in runners.items():
         try:
             results.append(run())
         except UnsupportedEventError as exc:
             reasons.append(f"{name}: {exc}")
+        except ArithmeticError as exc:
+            failures.append(exc)
     if not results:
+        if failures:
+            raise failures[0]
         raise UnsupportedEventError("no accountant supports this event (" + "; ".join(reasons) + ")")
     return min(results, key=key)
 

@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 SAMPLING_SCHEMES = ("poisson", "without_replacement", "none")
+#: Largest step count accepted by :func:`subsampled_gaussian_event` (float64 accounting range).
+MAX_STEPS = 10**18
 
 
 def calibrate(
@@ -211,6 +213,8 @@ def subsampled_gaussian_event(
     sampling = check_choice("sampling", sampling, SAMPLING_SCHEMES)
     q = check_sampling_rate("sampling_rate", sampling_rate)
     steps = check_positive_int("steps", steps)
+    if steps > MAX_STEPS:
+        raise ValueError(f"steps must be an integer in [1, {MAX_STEPS:.0e}]; got {steps}")
     if relation is None:
         relation = "replace_one" if sampling == "without_replacement" else "add_remove"
     relation = check_relation("relation", relation)

@@ -1,9 +1,10 @@
 """The ``dpcore`` command line.
 
-Subcommands: ``epsilon``, ``rdp``, ``calibrate``, ``shuffle``, ``compose``; more are contributed by
+Subcommands: ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``shuffle``, ``compose``; more are contributed by
 installed packages through the entry-point group ``dpcore.commands`` (``audits`` adds ``audit``),
 so that this module imports nothing above ``dpcore``. Every command prints a readable table, or
-with ``--json`` one JSON object. Bad input prints one line on stderr and exits with code 2.
+with ``--json`` one JSON object. Bad input — including a flag that the other flags would make
+ignored or contradict — prints one line on stderr naming the flags and exits with code 2.
 """
 
 from __future__ import annotations
@@ -79,13 +80,63 @@ def _sampling(value: str) -> str:
 # ----------------------------------------------------------------------------- commands
 
 
-def _cmd_epsilon(args: argparse.Namespace) -> int:
-    event = subsampled_gaussian_event(
-        args.noise_multiplier, args.sampling_rate, args.steps, sampling=_sampling(args.sampling),
+def _conflict(flag: str, other: str, why: str) -> ValueError:
+    return ValueError(f"{flag} contradicts {other}: {why}")
+
+
+def _check_sampling_flags(args: argparse.Namespace, sampling_rate: Optional[float]) -> str:
+    """The sampling scheme, refusing flags it would ignore or contradict."""
+    sampling = _sampling(args.sampling or "poisson")
+    if sampling == "none" and sampling_rate is not None and sampling_rate != 1.0:
+        raise _conflict(f"--sampling-rate {sampling_rate:g}", "--sampling none",
+                        "no sampling means every record is used (pass --sampling-rate 1 or another --sampling)")
+    if args.dataset_size is not None and sampling != "without_replacement":
+        raise _conflict("--dataset-size", f"--sampling {args.sampling or 'poisson'}",
+                        "the dataset size is only used by --sampling without-replacement")
+    return sampling
+
+
+def _check_rdp_flags(args: argparse.Namespace) -> None:
+    """--orders / --optimize-order only act through the RDP accountant."""
+    if args.accountant not in ("rdp", "auto"):
+        for flag, value in (("--orders", args.orders), ("--optimize-order", args.optimize_order)):
+            if value is not None:
+                raise _conflict(flag, f"--accountant {args.accountant}", "it only applies to the RDP accountant")
+
+
+def _gaussian_event(args: argparse.Namespace):
+    sampling = _check_sampling_flags(args, args.sampling_rate)
+    _check_rdp_flags(args)
+    return subsampled_gaussian_event(
+        args.noise_multiplier, args.sampling_rate, args.steps, sampling=sampling,
         dataset_size=args.dataset_size, relation=args.relation,
     )
+
+
+def _certification_note(result) -> Optional[str]:
+    if result.certified:
+        return None
+    return f"not applicable: the {result.accountant} result is an exact evaluation rounded up"
+
+
+def _cmd_epsilon(args: argparse.Namespace) -> int:
+    event = _gaussian_event(args)
     result = get_epsilon(event, args.delta, accountant=args.accountant, orders=args.orders,
                          optimize_order=args.optimize_order, certify=args.certify)
+    record = {"noise_multiplier": args.noise_multiplier, "sampling_rate": args.sampling_rate,
+              "steps": args.steps, **_privacy_record(result)}
+    if args.certify and not result.certified:
+        record["certification"] = _certification_note(result)
+    _emit(args, record, "Privacy of a (subsampled) Gaussian mechanism")
+    return 0
+
+
+def _cmd_delta(args: argparse.Namespace) -> int:
+    from .accounting import get_delta
+
+    event = _gaussian_event(args)
+    result = get_delta(event, args.epsilon, accountant=args.accountant, orders=args.orders,
+                       optimize_order=args.optimize_order)
     record = {"noise_multiplier": args.noise_multiplier, "sampling_rate": args.sampling_rate,
               "steps": args.steps, **_privacy_record(result)}
     _emit(args, record, "Privacy of a (subsampled) Gaussian mechanism")
@@ -109,43 +160,68 @@ def _cmd_rdp(args: argparse.Namespace) -> int:
     return 0
 
 
+_GAUSSIAN_ONLY = ("sensitivity", "method")
+_SUBSAMPLED_ONLY = ("sampling_rate", "steps", "sampling", "dataset_size", "relation", "accountant", "certify")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     if args.mechanism == "gaussian":
-        from .gaussian_mechanism import analytic_gaussian_delta, analytic_gaussian_sigma, classic_gaussian_sigma
-
-        if args.sensitivity is None:
-            raise ValueError("--sensitivity is required with --mechanism gaussian")
-        if args.method == "classic":
-            sigma = classic_gaussian_sigma(args.epsilon, args.delta, args.sensitivity)
-            method = "classic Gaussian sigma = sensitivity*sqrt(2 ln(1.25/delta))/epsilon (Dwork & Roth Thm A.1)"
-        else:
-            sigma = analytic_gaussian_sigma(args.epsilon, args.delta, args.sensitivity)
-            method = "analytic Gaussian (Balle & Wang 2018, Thm 8), least sigma"
-        achieved = analytic_gaussian_delta(sigma, args.epsilon, args.sensitivity)
-        record = {"sigma": sigma, "epsilon": args.epsilon, "delta": args.delta, "sensitivity": args.sensitivity,
-                  "achieved_delta": achieved, "method": method,
-                  "certified": f"exact delta(epsilon; sigma) = {achieved:.6g} <= delta re-checked"}
-        _emit(args, record, "Gaussian mechanism calibration")
-        return 0
+        for name in _SUBSAMPLED_ONLY:
+            if getattr(args, name) is not None:
+                raise _conflict(_flag(name), "--mechanism gaussian",
+                                "one Gaussian release has no sampling, steps or accountant choice "
+                                "(use --mechanism subsampled-gaussian)")
+        return _calibrate_gaussian(args)
+    for name in _GAUSSIAN_ONLY:
+        if getattr(args, name) is not None:
+            raise _conflict(_flag(name), f"--mechanism {args.mechanism}", "it only applies with --mechanism gaussian")
     for name in ("sampling_rate", "steps"):
         if getattr(args, name) is None:
-            raise ValueError(f"--{name.replace('_', '-')} is required unless --mechanism gaussian is given")
+            raise ValueError(f"{_flag(name)} is required unless --mechanism gaussian is given")
+    sampling = _check_sampling_flags(args, args.sampling_rate)
+    accountant = args.accountant or "auto"
+    certify = True if args.certify is None else args.certify
     cal = calibrate_noise_multiplier(
         args.epsilon, args.delta, sampling_rate=args.sampling_rate, steps=args.steps,
-        sampling=_sampling(args.sampling), dataset_size=args.dataset_size, relation=args.relation,
-        accountant=args.accountant,
+        sampling=sampling, dataset_size=args.dataset_size, relation=args.relation,
+        accountant=accountant,
     )
     privacy = cal.privacy
-    if args.certify and privacy.accountant == "rdp":
+    if certify and privacy.accountant in ("rdp", "pld"):
         privacy = get_epsilon(
-            subsampled_gaussian_event(cal.value, args.sampling_rate, args.steps, sampling=_sampling(args.sampling),
+            subsampled_gaussian_event(cal.value, args.sampling_rate, args.steps, sampling=sampling,
                                       dataset_size=args.dataset_size, relation=args.relation),
-            args.delta, accountant="rdp", certify=True)
+            args.delta, accountant=privacy.accountant, certify=True)
     record = {"noise_multiplier": cal.value, "target_epsilon": args.epsilon, **_privacy_record(privacy),
               "evaluations": cal.iterations}
     if privacy.certified:
         record["certification"] = privacy.details.get("certification", "recomputed with mpmath")
+    elif certify:
+        record["certification"] = _certification_note(privacy)
     _emit(args, record, "Noise calibration")
+    return 0
+
+
+def _calibrate_gaussian(args: argparse.Namespace) -> int:
+    from .gaussian_mechanism import analytic_gaussian_delta, analytic_gaussian_sigma, classic_gaussian_sigma
+
+    if args.sensitivity is None:
+        raise ValueError("--sensitivity is required with --mechanism gaussian")
+    if args.method == "classic":
+        sigma = classic_gaussian_sigma(args.epsilon, args.delta, args.sensitivity)
+        method = "classic Gaussian sigma = sensitivity*sqrt(2 ln(1.25/delta))/epsilon (Dwork & Roth Thm A.1)"
+    else:
+        sigma = analytic_gaussian_sigma(args.epsilon, args.delta, args.sensitivity)
+        method = "analytic Gaussian (Balle & Wang 2018, Thm 8), least sigma"
+    achieved = analytic_gaussian_delta(sigma, args.epsilon, args.sensitivity)
+    record = {"sigma": sigma, "epsilon": args.epsilon, "delta": args.delta, "sensitivity": args.sensitivity,
+              "achieved_delta": achieved, "method": method,
+              "certified": f"exact delta(epsilon; sigma) = {achieved:.6g} <= delta re-checked"}
+    _emit(args, record, "Gaussian mechanism calibration")
     return 0
 
 
@@ -198,10 +274,18 @@ def _positive_float(text: str) -> float:
 
 
 def _int(text: str) -> int:
+    """An integer, also written as an integral float (``1e4``); ``1.5``, ``inf`` and ``nan`` are refused."""
     try:
         return int(text)
     except ValueError:
+        pass
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value.denominator != 1:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
 
 
 def _add_json(p: argparse.ArgumentParser) -> None:
@@ -209,7 +293,7 @@ def _add_json(p: argparse.ArgumentParser) -> None:
 
 
 def _add_sampling(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sampling", choices=("poisson", "without-replacement", "none"), default="poisson",
+    p.add_argument("--sampling", choices=("poisson", "without-replacement", "none"), default=None,
                    help="batch sampling scheme (default poisson)")
     p.add_argument("--dataset-size", type=_int, default=None, help="n, required for without-replacement")
     p.add_argument("--relation", choices=("add_remove", "replace_one"), default=None,
@@ -222,18 +306,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dpcore {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
 
-    p = sub.add_parser("epsilon", help="epsilon of T steps of the (subsampled) Gaussian mechanism")
-    p.add_argument("--noise-multiplier", type=_positive_float, required=True, help="sigma / sensitivity")
-    p.add_argument("--sampling-rate", type=_positive_float, required=True, help="q in (0, 1]")
-    p.add_argument("--steps", type=_int, required=True, help="number of steps T >= 1")
-    p.add_argument("--delta", type=_positive_float, required=True, help="delta in (0, 1)")
-    p.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp")
-    p.add_argument("--orders", type=_positive_float, nargs="+", default=None, help="Renyi orders (default grid)")
-    p.add_argument("--optimize-order", action="store_true", help="refine the optimal order continuously")
-    p.add_argument("--certify", action="store_true", help="recompute with mpmath and refuse if not confirmed")
-    _add_sampling(p)
-    _add_json(p)
-    p.set_defaults(func=_cmd_epsilon)
+    for name, target, func in (("epsilon", "delta", _cmd_epsilon), ("delta", "epsilon", _cmd_delta)):
+        p = sub.add_parser(name, help=f"{name} of T steps of the (subsampled) Gaussian mechanism at a given {target}")
+        p.add_argument("--noise-multiplier", type=_positive_float, required=True, help="sigma / sensitivity")
+        p.add_argument("--sampling-rate", type=_positive_float, required=True, help="q in (0, 1]")
+        p.add_argument("--steps", type=_int, required=True, help="number of steps T >= 1 (1e4 is accepted)")
+        p.add_argument(f"--{target}", type=_positive_float, required=True,
+                       help="delta in (0, 1)" if target == "delta" else "epsilon >= 0 (nats)")
+        p.add_argument("--accountant", choices=ACCOUNTANTS, default="auto",
+                       help="default auto: the smallest valid bound over every accountant")
+        p.add_argument("--orders", type=_positive_float, nargs="+", default=None, help="Renyi orders (default grid)")
+        p.add_argument("--optimize-order", dest="optimize_order", action="store_true", default=None,
+                       help="refine the optimal order continuously (default: on unless --orders is given)")
+        p.add_argument("--no-optimize-order", dest="optimize_order", action="store_false",
+                       help="evaluate the orders grid only")
+        if name == "epsilon":
+            p.add_argument("--certify", action="store_true", help="recompute with mpmath and refuse if not confirmed")
+        _add_sampling(p)
+        _add_json(p)
+        p.set_defaults(func=func)
 
     p = sub.add_parser("rdp", help="Renyi DP of one Poisson-subsampled Gaussian step")
     p.add_argument("--noise-multiplier", type=_positive_float, required=True)
@@ -248,12 +339,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mechanism", choices=("subsampled-gaussian", "gaussian"), default="subsampled-gaussian",
                    help="gaussian: one Gaussian release of a query with --sensitivity (analytic calibration)")
     p.add_argument("--sensitivity", type=_positive_float, default=None, help="l2 sensitivity (with --mechanism gaussian)")
-    p.add_argument("--method", choices=("analytic", "classic"), default="analytic", help="with --mechanism gaussian")
+    p.add_argument("--method", choices=("analytic", "classic"), default=None,
+                   help="with --mechanism gaussian (default analytic)")
     p.add_argument("--sampling-rate", type=_positive_float, default=None)
-    p.add_argument("--steps", type=_int, default=None)
-    p.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp")
-    p.add_argument("--no-certify", dest="certify", action="store_false",
-                   help="skip the high-precision recomputation of the final epsilon")
+    p.add_argument("--steps", type=_int, default=None, help="number of steps T >= 1 (1e4 is accepted)")
+    p.add_argument("--accountant", choices=ACCOUNTANTS, default=None, help="default auto")
+    certify = p.add_mutually_exclusive_group()
+    certify.add_argument("--certify", dest="certify", action="store_true", default=None,
+                         help="recompute the final epsilon with mpmath (the default)")
+    certify.add_argument("--no-certify", dest="certify", action="store_false",
+                         help="skip the high-precision recomputation of the final epsilon")
     _add_sampling(p)
     _add_json(p)
     p.set_defaults(func=_cmd_calibrate)

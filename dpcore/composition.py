@@ -21,9 +21,11 @@ as long as every part is (ε_i, δ_i)-DP under the *same* relation). All ε in n
   The first part is the P̃-mass of outcomes containing a 0 (where Q̃ = 0); for outcomes in
   {1, 2}^k with i twos, P̃/Q̃ = e^{(k−2i)ε}, and Q̃(x) = P̃(x)e^{−(k−2i)ε}. The profile is
   symmetric in (P̃, Q̃), so this is the δ of both directions. At ε_g = (k−2i)ε it equals KOV's
-  1 − (1−δ)^k (1 − δ_i). It is evaluated exactly with mpmath (every summand is positive, so
-  there is no cancellation; the precision grows with log10 k) and rounded up; the ε search runs
-  on a vectorised float64 copy and the answer is re-checked against the mpmath value.
+  1 − (1−δ)^k (1 − δ_i). It is evaluated with mpmath (every summand is positive, so there is no
+  cancellation; the precision grows with log10 k) over the i within a Bernstein window of the
+  mean kp (p = 1/(1+e^ε)), the left-out binomial tails' mass (≤ 2e^{−800}) being added, and
+  rounded up: O(√k) summands, so k = 10⁶ takes well under a second. The ε search runs on a
+  vectorised float64 copy and the answer is re-checked against the mpmath value.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Sequence, Tuple
 import mpmath
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import logsumexp
+from scipy.special import expit, logsumexp
 from scipy.stats import binom
 
 from ._validation import check_delta, check_nonnegative, check_positive, check_positive_int
@@ -136,16 +138,45 @@ def _kov_dps(count: int) -> int:
     return 30 + int(math.ceil(math.log10(count + 1)))
 
 
+#: Bernstein tail exponent of the summation window: each left-out tail of X ~ Bin(k, p) has mass
+#: ≤ e^{−800}, which is added to δ_g (every left-out summand is at most its pmf).
+_KOV_TAIL_LOG = 800.0
+#: largest number of summands of the exact profile (memory and time)
+_KOV_MAX_TERMS = 2_000_000
+
+
+def _kov_window(epsilon: float, count: int) -> Tuple[int, int]:
+    """[i_lo, i_hi]: the i with P[X = i] outside it sum to ≤ 2e^{−800} (Bernstein's inequality
+    P[|X − kp| ≥ t] ≤ 2 exp(−t²/(2(kp(1−p) + t/3))), X ~ Bin(k, p), p = 1/(1 + e^ε))."""
+    p = float(expit(-epsilon))
+    mean = count * p
+    var = count * p * (1.0 - p)
+    t = _KOV_TAIL_LOG / 3.0 + math.sqrt((_KOV_TAIL_LOG / 3.0) ** 2 + 2.0 * _KOV_TAIL_LOG * var)
+    t = t * (1.0 + 1e-9) + 1.0  # float rounding of the window ends
+    lo, hi = max(0, int(math.ceil(mean - t))), min(count, int(math.floor(mean + t)))
+    if hi - lo + 1 > _KOV_MAX_TERMS:
+        raise ValueError(
+            f"count={count} is too large for the exact optimal composition at epsilon={epsilon!r} "
+            f"({hi - lo + 1} summands, at most {_KOV_MAX_TERMS}); use advanced composition (method 'drv')"
+        )
+    return lo, hi
+
+
 def _kov_delta_mpmath(epsilon: float, delta: float, count: int, composed_epsilon: float) -> float:
-    """KOV exact δ_g(ε_g) (module docstring) in mpmath, rounded up to float64."""
+    """KOV exact δ_g(ε_g) (module docstring) in mpmath over the window of :func:`_kov_window`,
+    plus the bound on the left-out tails, rounded up to float64."""
     dps = _kov_dps(count)
+    lo, hi = _kov_window(epsilon, count)
     with mpmath.workdps(dps):
         e = mpmath.mpf(epsilon)
         g = mpmath.mpf(composed_epsilon)
         ratio = mpmath.exp(-e)  # P[X = i+1]/P[X = i] = (k−i)/(i+1) · e^{−ε}
-        pmf = mpmath.power(1 + ratio, -count)  # P[X = 0] = (e^ε/(1+e^ε))^k
-        total = mpmath.mpf(0)
-        for i in range(count + 1):
+        log_p = -mpmath.log1p(mpmath.exp(e))  # log 1/(1+e^ε)
+        log_1mp = -mpmath.log1p(ratio)  # log e^ε/(1+e^ε)
+        pmf = mpmath.exp(mpmath.loggamma(count + 1) - mpmath.loggamma(lo + 1) - mpmath.loggamma(count - lo + 1)
+                         + lo * log_p + (count - lo) * log_1mp)
+        total = 2 * mpmath.exp(-_KOV_TAIL_LOG) if (lo > 0 or hi < count) else mpmath.mpf(0)
+        for i in range(lo, hi + 1):
             gap = (count - 2 * i) * e - g
             if gap <= 0:
                 break
@@ -163,13 +194,15 @@ def _kov_floor(delta: float, count: int) -> mpmath.mpf:
 
 
 class _KovFloat:
-    """Vectorised float64 copy of the KOV profile, for the root search only (never reported)."""
+    """Vectorised float64 copy of the KOV profile over the window, for the root search only
+    (never reported)."""
 
     def __init__(self, epsilon: float, delta: float, count: int) -> None:
         self.epsilon = epsilon
         self.count = count
-        i = np.arange(count + 1)
-        self.log_pmf = binom.logpmf(i, count, 1.0 / (1.0 + math.exp(epsilon)))
+        lo, hi = _kov_window(epsilon, count)
+        i = np.arange(lo, hi + 1)
+        self.log_pmf = binom.logpmf(i, count, float(expit(-epsilon)))
         self.grid = (count - 2 * i) * epsilon  # privacy loss (k − 2i)ε of i twos
         log_survive = count * math.log1p(-delta)
         self.floor = -math.expm1(log_survive)
@@ -182,6 +215,12 @@ class _KovFloat:
         gap = composed_epsilon - self.grid[:m]
         s = math.exp(logsumexp(self.log_pmf[:m] + np.log(-np.expm1(gap))))
         return self.floor + self.survive * s
+
+
+def _check_total(eps: float, k: int) -> None:
+    """kε must be a finite float (the profile's support ends at kε)."""
+    if not k * eps <= 1e300:
+        raise ValueError(f"epsilon * count must be <= 1e300 for the optimal composition; got epsilon={eps!r}, count={k}")
 
 
 def optimal_composition_delta(epsilon: float, delta: float, count: int, composed_epsilon: float) -> float:
@@ -211,6 +250,7 @@ def optimal_composition_delta(epsilon: float, delta: float, count: int, composed
     dlt = _check_delta_or_zero("delta", delta)
     k = check_positive_int("count", count)
     eps_g = check_nonnegative("composed_epsilon", composed_epsilon)
+    _check_total(eps, k)
     return _kov_delta_mpmath(eps, dlt, k, eps_g)
 
 
@@ -241,6 +281,7 @@ def optimal_composition_epsilon(epsilon: float, delta: float, count: int, target
     dlt = _check_delta_or_zero("delta", delta)
     k = check_positive_int("count", count)
     target = check_delta("target_delta", target_delta)
+    _check_total(eps, k)
     floor = _kov_floor(dlt, k)
     if not target > floor:
         raise ValueError(

@@ -313,7 +313,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
         return _log_delta_float(math.exp(log_s), eps) - target
 
     # Bracket around the classic σ (the analytic one is within a small factor of it).
-    start = math.log(math.sqrt(2.0 * math.log(1.25 / dlt)) / eps)
+    start = math.log(math.sqrt(2.0 * (math.log(1.25) - math.log(dlt)))) - math.log(eps)  # 1.25/δ overflows at δ < 7e-309
     lo, hi = start - 1.0, start + 1.0
     while f(lo) <= 0.0:
         lo -= 2.0

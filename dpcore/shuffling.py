@@ -65,6 +65,11 @@ _ACCURACY = 1e-10
 _TAIL_FRACTION = 1e-12
 #: window tail bound for shuffle_delta, where no target is known
 _TAIL_ABSOLUTE = 1e-300
+#: most clone counts the numerical bound sums over (memory ~ 100 bytes each)
+_MAX_WINDOW = 5_000_000
+#: above this ε0 the clone analysis is not evaluated: δ(ε) ≤ β (every D_c ≤ β), and ε = ε0
+#: (shuffling never hurts: the shuffled reports are ε0-DP) — e^{−ε0} < 1e-304, no clones to hide among
+_MAX_EPSILON0 = 700.0
 
 
 def _validity_bound(n: int, delta: float) -> float:
@@ -124,6 +129,11 @@ class _CloneSum:
         else:
             self.hi, upper_tail = trials, 0.0
         self.tail_mass = lower_tail + upper_tail
+        if self.hi - self.lo + 1 > _MAX_WINDOW:
+            raise ValueError(
+                f"n={n} is beyond the numerical shuffling bound's range: it sums over {self.hi - self.lo + 1} "
+                f"clone counts (at most {_MAX_WINDOW}); use method='closed_form'"
+            )
         self.c = np.arange(self.lo, self.hi + 1)
         self.weights = binom.pmf(self.c, trials, p)
         self.eta = _ACCURACY + 4e-16 * (self.c + 1.0)
@@ -132,7 +142,10 @@ class _CloneSum:
         """β, γ and θ = γ/(β + γ) at ε (see the module docstring), without cancellation."""
         e0 = self.epsilon0
         beta = -math.expm1(epsilon - e0) / (1.0 + math.exp(-e0))
-        gamma = math.expm1(epsilon + e0) / (1.0 + math.exp(e0))
+        if e0 > 1.0:  # (e^{ε+ε0} − 1)/(e^{ε0} + 1) without overflow (ε ≤ ε0 ≤ _MAX_EPSILON0)
+            gamma = (math.exp(epsilon) - math.exp(-e0)) / (1.0 + math.exp(-e0))
+        else:
+            gamma = math.expm1(epsilon + e0) / (1.0 + math.exp(e0))
         return beta, gamma, gamma / (beta + gamma)
 
     def divergences(self, epsilon: float) -> Tuple[float, float]:
@@ -220,6 +233,8 @@ def shuffle_delta(epsilon0: float, n: int, epsilon: float) -> float:
     eps = check_nonnegative("epsilon", epsilon)
     if eps >= eps0:
         return 0.0
+    if eps0 > _MAX_EPSILON0:
+        return min(1.0, round_up(-math.expm1(eps - eps0) / (1.0 + math.exp(-eps0))))  # β
     return round_up(_CloneSum(eps0, users, _TAIL_ABSOLUTE).delta(eps))
 
 
@@ -243,11 +258,19 @@ def shuffle_numeric_epsilon(epsilon0: float, n: int, delta: float, *, tol: float
     Returns
     -------
     float
-        Central ε (replace-one) in nats; never more than ε0 (shuffling cannot hurt).
+        Central ε (replace-one) in nats; never more than ε0 (shuffling cannot hurt). For
+        ε0 > 700 no amplification is evaluated and ε0 is returned.
+
+    Raises
+    ------
+    ValueError
+        If n is so large that the sum over clone counts exceeds 5·10⁶ terms (use the closed form).
     """
     eps0, users = _check_common(epsilon0, n)
     dlt = check_delta("delta", delta)
     tolerance = check_positive("tol", tol)
+    if eps0 > _MAX_EPSILON0:
+        return eps0
     bound = _CloneSum(eps0, users, _TAIL_FRACTION * dlt)
     if bound.delta(0.0) <= dlt:
         return 0.0

@@ -75,5 +75,7 @@ def mul_up(count: int, x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     if count == 1:
         return x.copy()
-    p = count * x
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = (float(count) if count < 2**1023 else math.inf) * x  # a count beyond float range: ∞ (or 0·∞)
+    p = np.where(x == 0, 0.0, p)
     return np.where((x == 0) | ~np.isfinite(p), p, np.nextafter(p, np.inf))

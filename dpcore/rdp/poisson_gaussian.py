@@ -27,7 +27,8 @@ stopping at i > α the remainder is bounded by the last terms' magnitudes; that 
 rounding-error bound are *added*, so the float value is an upper bound. Where the bound is wider
 than 1e-9 relative (or the series did not converge in 10⁵ terms) the order is recomputed with
 mpmath for 0.1 ≤ σ ≤ 20 and α ≥ 1.01, and bounded by the convexity chord of the exact
-integer-order values otherwise (also for σ < 0.01 and for σ > 20 with q > ¼; σ ≥ 1e100 gets the unsampled α/(2σ²) and
+integer-order values otherwise (also for σ < 0.01, for σ > 20 with q > ¼ and for fractional
+α > 1024; σ ≥ 1e100 gets the unsampled α/(2σ²) and
 σ < 1e-150 gets ∞); ``dps=int`` forces mpmath for every order.
 """
 
@@ -41,7 +42,7 @@ import mpmath
 import numba
 import numpy as np
 
-from .._validation import check_orders, check_positive, check_positive_int, check_sampling_rate
+from .._validation import MAX_SUMMED_ORDER, check_orders, check_positive, check_positive_int, check_sampling_rate
 from ..result import round_up
 from ._numerics import inflate, log1pexp, log_ndtr
 from .gaussian import gaussian_rdp
@@ -362,6 +363,8 @@ _SIGMA_INF = 1e-150
 _SIGMA_MPMATH = (0.1, 20.0)
 #: ... and for orders from this one up (the series converges slowly as α → 1).
 _MIN_MPMATH_ORDER = 1.01
+#: Fractional orders above this use the chord of the adjacent integer orders (series too slow).
+_MAX_SERIES_ORDER = 1024.0
 
 
 def _chord_curve(q: float, sigma: float, alpha: np.ndarray) -> np.ndarray:
@@ -396,12 +399,14 @@ def _cached_curve(q: float, sigma: float, orders: Tuple[float, ...], dps: Option
         # the signed series converges too slowly here (10⁵ terms per order and still inaccurate)
         values, precision = inflate(_chord_curve(q, sigma, alpha)), "float64 (convexity chord)"
     else:
-        values, redo = _rdp_float_kernel(q, sigma, alpha)
+        # large fractional orders: the chord between adjacent integers is within ~1/α² relative
+        big = (alpha > _MAX_SERIES_ORDER) & (alpha != np.floor(alpha))
+        values, redo = _rdp_float_kernel(q, sigma, np.where(big, np.floor(alpha), alpha))
         values = inflate(values)
         precision = "float64"
         in_range = _SIGMA_MPMATH[0] <= sigma <= _SIGMA_MPMATH[1]
         by_mpmath = redo & (alpha >= _MIN_MPMATH_ORDER) if in_range else np.zeros_like(redo)
-        by_chord = redo & ~by_mpmath
+        by_chord = (redo & ~by_mpmath) | big
         if by_chord.any():
             values[by_chord] = inflate(_chord_curve(q, sigma, alpha[by_chord]))
             precision = "float64 (convexity chord where the series is inaccurate)"
@@ -420,7 +425,7 @@ def poisson_subsampled_gaussian_rdp_with_precision(
     (``"float64"``, ``"float64+mpmath:40 digits"`` or ``"mpmath:<dps> digits"``)."""
     q = check_sampling_rate("sampling_rate", sampling_rate)
     sigma = check_positive("noise_multiplier", noise_multiplier)
-    alpha = check_orders("orders", orders)
+    alpha = check_orders("orders", orders, maximum=MAX_SUMMED_ORDER)
     if dps is not None:
         dps = check_positive_int("dps", dps, minimum=15)
     if q == 1.0:

@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._validation import check_orders, check_sampling_rate
+from .._validation import MAX_SUMMED_ORDER, check_orders, check_sampling_rate
 from ._integer_orders import integer_orders_needed, log1p_of_logsum, log_binomials, rdp_from_integer_bound
 from .without_replacement import evaluate_base_rdp, evaluate_base_rdp_at
 
@@ -46,7 +46,7 @@ def poisson_subsampled_rdp(
         Upper bounds on the subsampled mechanism's RDP (nats), rounded up.
     """
     gamma = check_sampling_rate("sampling_rate", sampling_rate)
-    alpha = check_orders("orders", orders)
+    alpha = check_orders("orders", orders, maximum=MAX_SUMMED_ORDER)
     if not callable(base_rdp):
         raise ValueError("base_rdp must be callable(orders) -> ndarray")
     _, top = integer_orders_needed(alpha)

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .._validation import check_orders, check_positive, check_positive_int
+from .._validation import MAX_SUMMED_ORDER, check_orders, check_positive, check_positive_int
 from ._integer_orders import integer_orders_needed, log1p_of_logsum, log_binomials, rdp_from_integer_bound
 
 __all__ = ["sampled_without_replacement_rdp"]
@@ -78,7 +78,7 @@ def sampled_without_replacement_rdp(
     m = check_positive_int("batch_size", batch_size)
     if m > n:
         raise ValueError(f"batch_size must be in [1, dataset_size={n}]; got {m}")
-    alpha = check_orders("orders", orders)
+    alpha = check_orders("orders", orders, maximum=MAX_SUMMED_ORDER)
     eps_inf = None if base_pure_epsilon is None else check_positive("base_pure_epsilon", base_pure_epsilon)
     if not callable(base_rdp):
         raise ValueError("base_rdp must be callable(orders) -> ndarray")

@@ -40,7 +40,7 @@ from typing import Tuple
 import mpmath
 import numpy as np
 
-from .._validation import check_orders, check_positive, check_positive_int
+from .._validation import MAX_SUMMED_ORDER, check_orders, check_positive, check_positive_int
 from ._integer_orders import integer_orders_needed, log1p_of_logsum, log_binomials, rdp_from_integer_bound
 from .gaussian import gaussian_rdp
 
@@ -126,7 +126,7 @@ def sampled_without_replacement_gaussian_rdp(
     if m > n:
         raise ValueError(f"batch_size must be in [1, dataset_size={n}]; got {m}")
     sigma = check_positive("noise_multiplier", noise_multiplier)
-    alpha = check_orders("orders", orders)
+    alpha = check_orders("orders", orders, maximum=MAX_SUMMED_ORDER)
     base = gaussian_rdp(sigma, alpha)
     if m == n:
         return base
