@@ -19,7 +19,7 @@ from dpcore._validation import check_positive
 
 from .clipping import row_norms_kernel
 
-__all__ = ["Data", "prepare_data", "validate_features", "validate_labels", "check_row_norms"]
+__all__ = ["Data", "prepare_data", "validate_features", "validate_labels", "check_row_norms", "admitted_norm_bound"]
 
 LABELS_01 = "{0, 1} mapped to {-1, +1} (0 -> -1, 1 -> +1)"
 
@@ -97,10 +97,12 @@ NORM_RTOL = 1e-9
 
 
 def check_row_norms(row_norms: np.ndarray, bound: float) -> None:
-    """Raise ``ValueError`` if some ‖xᵢ‖₂ exceeds ``bound·(1 + 1e-9)``.
+    """Raise ``ValueError`` if some computed ‖xᵢ‖₂ exceeds ``bound·(1 + 1e-9)``.
 
-    The relative slack only forgives rounding of rows normalised to the bound; privacy never rests
-    on it, since solvers clip every per-example gradient at the Lipschitz constant for ``bound``.
+    The relative slack forgives rounding of rows normalised to the bound. The gradient solvers clip
+    every per-example gradient, so their privacy does not rest on it; the solvers that use the
+    bound itself for their sensitivity (output / objective perturbation, AMP, App-ObjP) compute
+    their constants for :func:`admitted_norm_bound`, the largest true row norm this check admits.
     """
     worst = int(np.argmax(row_norms))
     if row_norms[worst] > bound * (1.0 + NORM_RTOL):
@@ -108,6 +110,14 @@ def check_row_norms(row_norms: np.ndarray, bound: float) -> None:
             f"data_norm_bound={bound!r} is violated: row {worst} has norm {row_norms[worst]!r}; "
             "rescale X, raise data_norm_bound, or pass clip_norm to clip per-example gradients"
         )
+
+
+def admitted_norm_bound(bound: float, d: int) -> float:
+    """Largest exact ‖x‖₂ of a d-entry row that :func:`check_row_norms` admits for ``bound``:
+    ``bound·(1 + 1e-9)·(1 + (2d + 16)·2⁻⁵³)`` rounded up — the slack plus the rounding of the computed
+    norm (relative error ≤ γ_{d+3}, Higham 2002 §3.1), so sensitivities computed for it hold for
+    every accepted row."""
+    return float(np.nextafter(bound * (1.0 + NORM_RTOL) * (1.0 + (2.0 * d + 16.0) * 2.0 ** -53), np.inf))
 
 
 def prepare_data(X: object, y: object, task: str, data_norm_bound: Optional[float] = None) -> Data:

@@ -39,7 +39,7 @@ from dpcore.result import PrivacyResult, round_up
 from mechanisms.base import as_generator
 from mechanisms.gaussian import Gaussian
 
-from ._data import Data, prepare_data
+from ._data import Data, admitted_norm_bound, prepare_data
 from ._objective_privacy import objective_privacy
 from ._solver_common import check_relation_replace_one
 from .constraints import Constraint, dual_gauge_kernel, project_kernel
@@ -88,7 +88,9 @@ class Setup(NamedTuple):
 def setup(X, y, rng, loss, epsilon, delta, alpha, relation, calibration, data_norm_bound, loss_params,
           *, need_delta: bool) -> Setup:
     """Validate the arguments shared by the perturbation solvers and the data (rows ‖xᵢ‖₂ ≤ R,
-    labels), compute the loss constants (L, β) for R."""
+    labels), compute the loss constants (L, β) for the largest row norm the check admits
+    (:func:`algorithms._data.admitted_norm_bound`: R plus its rounding slack, so the
+    sensitivities hold for every accepted row)."""
     lossf = get_loss(loss, **(loss_params or {}))
     eps = check_positive("epsilon", epsilon, allow_inf=True)
     dlt = check_nonnegative("delta", delta)
@@ -98,9 +100,10 @@ def setup(X, y, rng, loss, epsilon, delta, alpha, relation, calibration, data_no
     check_relation_replace_one(relation, "the perturbation analyses fix n and replace one record")
     calibration = check_choice("calibration", calibration, CALIBRATIONS)
     R = check_positive("data_norm_bound", data_norm_bound)
-    L, beta = glm_constants(lossf, R)
+    glm_constants(lossf, R)  # refuse non-Lipschitz losses before looking at the data
     data = prepare_data(X, y, lossf.task, R)
     lossf.check_targets(data.y)
+    L, beta = glm_constants(lossf, admitted_norm_bound(R, data.d))
     return Setup(lossf, eps, dlt, a, calibration, R, data, L, beta, as_generator(rng))
 
 
@@ -180,9 +183,11 @@ def calibrate_gaussian_parts(epsilon: float, delta: float, shares: Sequence[floa
     raise ArithmeticError("could not calibrate the Gaussian parts to the safe side")  # pragma: no cover
 
 
-def pure_objective_event(noise_event: PureDpEvent, eps_jacobian: float) -> PureDpEvent:
-    """ε-DP objective perturbation: the Gamma-norm noise's ε plus the Jacobian term (lecture14 Thm 14.3)."""
-    total = round_up(Fraction(noise_event.epsilon) + Fraction(eps_jacobian))
+def pure_objective_event(noise_event: PureDpEvent, eps_jacobian: float, *stages: PureDpEvent) -> PureDpEvent:
+    """ε-DP objective perturbation: the Gamma-norm noise's ε plus the Jacobian term (lecture14 Thm 14.3),
+    plus the ε of further pure stages run given the minimiser (e.g. the residual noise; basic
+    composition), summed exactly and rounded up."""
+    total = round_up(sum((Fraction(e.epsilon) for e in stages), Fraction(noise_event.epsilon) + Fraction(eps_jacobian)))
     return PureDpEvent(total, noise_event.relation)
 
 

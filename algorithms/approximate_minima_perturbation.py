@@ -2,7 +2,10 @@
 Iyengar, Near, Song, Thakkar, Thakurta, Wang 2019, Alg. 1).
 
 1. b₁ ~ N(0, σ₁² I); L_priv(θ) = (1/n)Σℓ(θ; dᵢ) + (Λ/(2n))‖θ‖² + b₁ᵀθ.
-2. θ_approx with ‖∇L_priv(θ_approx)‖₂ ≤ γ (damped Newton here; any solver meeting γ would do).
+2. θ_approx with ‖∇L_priv(θ_approx)‖₂ ≤ γ (damped Newton here, aiming at γ/4; any solver meeting γ
+   would do). γ must bound the *exact* gradient norm: it is certified by
+   :func:`algorithms._residual.certified_gradient_norm` (float value plus a rounding-error bound),
+   ``RuntimeError`` otherwise.
 3. Release θ_approx + b₂, b₂ ~ N(0, σ₂² I).
 
 Privacy (replace-one): the exact minimiser θ_min of L_priv is objective perturbation with
@@ -38,6 +41,7 @@ import numpy as np
 from dpcore._validation import check_positive
 from mechanisms.gaussian import Gaussian
 
+from ._data import admitted_norm_bound
 from ._objective_privacy import calibrate_objective_noise
 from ._perturbation import (
     check_share,
@@ -49,6 +53,7 @@ from ._perturbation import (
     setup,
     warn_if_over_target,
 )
+from ._residual import certified_gradient_norm, check_residual
 from .constraints import get_constraint
 from .result import SolverResult
 
@@ -109,7 +114,7 @@ def approximate_minima_perturbation(
     Returns
     -------
     SolverResult
-        ``details``: ``Lambda``, ``gradient_norm`` (achieved ≤ γ), ``sigma1``, ``sigma2``,
+        ``details``: ``Lambda``, ``gradient_norm`` (certified ≤ γ), ``sigma1``, ``sigma2``,
         ``output_sensitivity`` (2nγ/Λ), ``jacobian_epsilon``.
     """
     t0 = time.perf_counter()
@@ -142,7 +147,10 @@ def approximate_minima_perturbation(
         raise ValueError("alpha must be > 0 when epsilon=inf (AMP needs a strongly convex L_priv)")
     out_sens = 2.0 * n * gamma / Lam
     b1 = np.zeros(d) if sigma1 == 0.0 else Gaussian(sigma1, 2.0 * L / n).randomize(np.zeros(d), gen)
-    w, gnorm, evals, iterates = newton_solve(lossf, data.X, data.y, Lam / n, b1, tol=gamma, max_iter=max_iter)
+    w, gnorm, evals, iterates = newton_solve(lossf, data.X, data.y, Lam / n, b1, tol=0.25 * gamma, max_iter=max_iter)
+    if sigma2 > 0.0:  # γ must bound the exact gradient norm, not its float evaluation
+        gnorm = certified_gradient_norm(lossf, data.X, data.y, w, Lam / n, b1, admitted_norm_bound(R, d))
+        check_residual(gnorm, gamma, "approximate_minima_perturbation")
     out, event, privacy = release_with_output_noise(
         w, sigma1 * n / (2.0 * L), sigma2, out_sens, eps_j, dlt, relation, gen)
     if calibration == "paper":

@@ -37,8 +37,10 @@ def test_tight_privacy_is_the_profile_of_both_gaussian_stages_plus_jacobian():
     d = res.details
     assert d["gradient_norm"] <= gamma
     assert d["output_sensitivity"] == pytest.approx(2 * N * gamma / d["Lambda"], rel=1e-12)
-    assert d["jacobian_epsilon"] == pytest.approx(math.log1p(2 * 0.25 / d["Lambda"]), rel=1e-12)
-    m1, m2 = d["sigma1"] * N / 2.0, d["sigma2"] / d["output_sensitivity"]  # b₁ has sensitivity 2L/n
+    # L = R', β = R'²/4 for the admitted row norm R' = 1 + 1e-9 + rounding (check_row_norms' slack)
+    assert d["L"] == pytest.approx(1.0, rel=2e-9) and d["beta"] == pytest.approx(0.25 * d["L"] ** 2, rel=1e-15)
+    assert d["jacobian_epsilon"] == pytest.approx(math.log1p(2 * d["beta"] / d["Lambda"]), rel=1e-12)
+    m1, m2 = d["sigma1"] * N / (2.0 * d["L"]), d["sigma2"] / d["output_sensitivity"]  # b₁: sensitivity 2L/n
     assert isinstance(res.event, dpcore.MechanismEvent) and res.event.relation == "replace_one"
     profile = res.event.privacy_profile
     assert profile.objective_multiplier == pytest.approx(m1, rel=1e-12)
@@ -76,10 +78,10 @@ def test_paper_constants():
     eps2 = share * eps
     eps1 = eps - eps2
     eps3 = eps1 - min(frac * eps1, 0.99)
-    lam = 2 * 0.25 / (eps1 - eps3)  # Λ = rβ/(ε₁ − ε₃), r = min(d, 2)
+    lam = 2 * res.details["beta"] / (eps1 - eps3)  # Λ = rβ/(ε₁ − ε₃), r = min(d, 2)
     tail = 1 + math.sqrt(2 * math.log(2 / delta))  # δ₁ = δ₂ = δ/2
     assert res.details["Lambda"] == pytest.approx(lam, rel=1e-12)
-    assert res.details["sigma1"] == pytest.approx((2.0 / N) * tail / eps3, rel=1e-12)
+    assert res.details["sigma1"] == pytest.approx((2.0 * res.details["L"] / N) * tail / eps3, rel=1e-12)
     assert res.details["sigma2"] == pytest.approx((N * gamma / lam) * tail / eps2, rel=1e-12)
     assert res.privacy.epsilon == dpcore.get_epsilon(res.event, delta, accountant="profile").epsilon
 

@@ -66,8 +66,8 @@ def test_tight_privacy_is_dpcore_epsilon(alpha):
     assert d["certificate"] <= acc
     assert d["algorithm"] == ("App-ObjP-SC" if alpha > 0 else "App-ObjP")
     assert d["output_sensitivity"] == pytest.approx(2 * math.sqrt(2 * acc / mu), rel=1e-12)
-    assert d["jacobian_epsilon"] == pytest.approx(math.log1p(2 * 0.25 / (N * mu)), rel=1e-9)
-    m1, m2 = d["sigma1"] / 2.0, d["sigma2"] / d["output_sensitivity"]
+    assert d["jacobian_epsilon"] == pytest.approx(math.log1p(2 * d["beta"] / (N * mu)), rel=1e-9)
+    m1, m2 = d["sigma1"] / (2.0 * d["L"]), d["sigma2"] / d["output_sensitivity"]  # L = 1 + check_row_norms' slack
     profile = res.event.privacy_profile
     assert isinstance(profile, ObjectiveProfile) and res.event.relation == "replace_one"
     assert (profile.objective_multiplier, profile.output_multiplier) == pytest.approx((m1, m2), rel=1e-12)
@@ -80,16 +80,18 @@ def test_tight_privacy_is_dpcore_epsilon(alpha):
 
 def test_paper_constants_alg1_and_alg2():
     eps, delta, acc, r = 0.5, 1e-5, 1e-8, 2
-    beta, diam = 0.25, 2 * 1.5
+    diam = 2 * 1.5
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         a1 = approx_objective_perturbation(X, Y, epsilon=eps, delta=delta, constraint="l2", radius=1.5,
                                            accuracy=acc, calibration="paper", rng=0)
         a2 = approx_objective_perturbation(X, Y, epsilon=eps, delta=delta, alpha=0.2, constraint="l2", radius=1.5,
                                            accuracy=acc, calibration="paper", rng=0)
-    lam1 = max(r * beta / (eps * N), 1.0 / (math.sqrt(N) * diam))  # Alg. 1 with Theorem 2's λ
+    beta, L = a1.details["beta"], a1.details["L"]  # 0.25 and 1 for R = 1, plus check_row_norms' slack
+    assert L == pytest.approx(1.0, rel=2e-9) and beta == pytest.approx(0.25 * L * L, rel=1e-15)
+    lam1 = max(r * beta / (eps * N), L / (math.sqrt(N) * diam))  # Alg. 1 with Theorem 2's λ
     assert a1.details["lam"] == pytest.approx(lam1, rel=1e-12)
-    assert a1.details["sigma1"] == pytest.approx(math.sqrt(128 * math.log(2.5 / delta)) / eps, rel=1e-12)
+    assert a1.details["sigma1"] == pytest.approx(L * math.sqrt(128 * math.log(2.5 / delta)) / eps, rel=1e-12)
     assert a1.details["sigma2"] == pytest.approx(math.sqrt(64 * acc * math.log(2.5 / delta) / lam1) / eps, rel=1e-12)
     assert a2.details["lam"] == max(r * beta / (eps * N) - 0.2, 0.0) == 0.0  # Alg. 2: λ = max{rβ/(εn) − Δ, 0}
     assert a2.details["sigma2"] == pytest.approx(

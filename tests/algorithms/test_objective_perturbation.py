@@ -45,8 +45,11 @@ def test_noise_off_is_the_exact_minimiser(loss):
 
 def test_ridge_and_jacobian_term_follow_the_theorem():
     """λ = max(n·alpha, 2β/(e^{ε/2} − 1)) and ε_J = ln(1 + 2β/λ) ≤ ε/2 (lecture14 Thm 14.3)."""
-    n, beta, eps = X.shape[0], 0.25, 0.5
+    n, eps = X.shape[0], 0.5
     weak = objective_perturbation(X, Y, epsilon=eps, delta=1e-5, alpha=1e-6, rng=0)
+    # β = ℓ''_max·R'² for the admitted row norm R' = R(1 + 1e-9)(1 + (2d + 16)u) (check_row_norms' slack)
+    beta = weak.details["beta"]
+    assert 0.25 < beta == pytest.approx(0.25 * (1 + 1e-9) ** 2, rel=1e-12)
     lam = 2 * beta / math.expm1(eps / 2)
     assert weak.details["ridge"] * n == pytest.approx(lam, rel=1e-9)
     assert weak.details["jacobian_epsilon"] == pytest.approx(math.log1p(2 * beta / lam), rel=1e-12)
@@ -78,19 +81,26 @@ def test_gaussian_privacy_is_dpcore_epsilon(calibration):
     eps_j = res.details["jacobian_epsilon"]
     # the event carries the profile of the noise actually drawn; dpcore inverts it into the report
     assert isinstance(res.event, dpcore.MechanismEvent) and res.event.relation == "replace_one"
-    assert res.event.privacy_profile == ObjectiveProfile(res.noise_multiplier, 0.0, eps_j)
+    # objective noise plus the residual noise (output stage) for the certified ‖∇J‖ ≤ tol
+    m2 = res.details["sigma_residual"] / res.details["residual_sensitivity"]
+    L = res.details["L"]
+    assert res.details["residual_sensitivity"] == 2 * 1e-10 / res.details["ridge"]
+    assert res.details["certified_grad_norm"] <= 1e-10
+    assert res.event.privacy_profile == ObjectiveProfile(res.noise_multiplier, m2, eps_j)
     assert res.privacy.epsilon == dpcore.get_epsilon(res.event, delta, accountant="profile").epsilon
     assert res.privacy.accountant == "profile" and res.privacy.relation == "replace_one"
     e = res.privacy.epsilon  # least ε with δ(ε) ≤ δ, to dpcore's bisection tolerance (1e-13 relative)
-    assert objective_delta(e, res.noise_multiplier, 0.0, eps_j) <= delta
-    assert objective_delta(e * (1 - 1e-12), res.noise_multiplier, 0.0, eps_j) > delta
+    assert objective_delta(e, res.noise_multiplier, m2, eps_j) <= delta
+    assert objective_delta(e * (1 - 1e-12), res.noise_multiplier, m2, eps_j) > delta
+    # the residual share is 1 % of μ²: 1/m2² = 0.01·(1/m1² + 1/m2²)
+    assert (1 / m2**2) / (1 / m2**2 + 1 / res.noise_multiplier**2) == pytest.approx(0.01, rel=1e-9)
     # the rigorous profile is never below the lecture's model (g fixed: analytic Gaussian with Δ = 2L)
     model = dpcore.get_epsilon(dpcore.GaussianEvent(res.noise_multiplier, "replace_one"), delta,
                                accountant="analytic_gaussian").epsilon
     assert res.privacy.epsilon >= model + eps_j
-    assert res.sigma == pytest.approx(2.0 * res.noise_multiplier, rel=1e-12)  # Δ = 2L, L = 1
+    assert res.sigma == pytest.approx(2.0 * L * res.noise_multiplier, rel=1e-12)  # Δ = 2L, L = 1 (+ slack)
     if calibration == "paper":  # lecture14 Alg. 1: σ² = 10 L² log(1/δ) / ε²
-        assert res.sigma == pytest.approx(math.sqrt(10 * math.log(1 / delta)) / eps, rel=1e-12)
+        assert res.sigma == pytest.approx(L * math.sqrt(10 * math.log(1 / delta)) / eps, rel=1e-12)
         # the lecture's constant under-delivers for Δ = 2L: the rigorous profile gives ε ≈ 1.28 > 1
         assert 1.1 < res.privacy.epsilon < 1.4
     else:
@@ -140,7 +150,12 @@ def test_pure_dp_event():
     assert isinstance(res.event, dpcore.PureDpEvent)
     assert res.privacy.delta == 0.0 and res.privacy.epsilon == pytest.approx(0.8, rel=1e-12)
     assert res.privacy.epsilon == res.event.epsilon
-    assert res.sigma == pytest.approx(2.0 / (0.8 - res.details["jacobian_epsilon"]), rel=1e-12)
+    # ε − ε_J is split 99 : 1 between the objective noise (Δ = 2L) and the residual noise (Δ = 2nγ/λ)
+    budget = 0.8 - res.details["jacobian_epsilon"]
+    assert res.sigma == pytest.approx(2.0 * res.details["L"] / (0.99 * budget), rel=1e-12)
+    assert res.details["sigma_residual"] == pytest.approx(res.details["residual_sensitivity"] / (0.01 * budget),
+                                                          rel=1e-12)
+    assert res.details["certified_grad_norm"] <= 1e-10
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-5])

@@ -64,8 +64,9 @@ def test_empirical_sensitivity_below_lemma_bound(alpha):
 def test_reported_privacy_is_dpcore_epsilon_of_the_event_run(calibration):
     eps, delta, alpha, T = 1.0, 1e-5, 0.0, 37
     res = output_perturbation_gd(X, Y, epsilon=eps, delta=delta, alpha=alpha, steps=T, rng=1, calibration=calibration)
-    n = X.shape[0]
-    sens = gd_sensitivity(1.0, LOGISTIC.smoothness(1.0), 0.0, n, T, 1.0 / LOGISTIC.smoothness(1.0))
+    n, L, beta = X.shape[0], res.details["L"], res.details["beta"]  # for R = 1 plus check_row_norms' slack
+    assert L == pytest.approx(1.0, rel=2e-9) and beta == pytest.approx(LOGISTIC.smoothness(L), rel=1e-15)
+    sens = gd_sensitivity(L, beta, 0.0, n, T, 1.0 / beta)
     assert res.details["steps"] == T and res.n_gradient_evaluations == T * n
     assert res.details["sensitivity"] == sens
     assert isinstance(res.event, dpcore.GaussianEvent) and res.event.relation == "replace_one"
@@ -143,7 +144,7 @@ def test_minimizer_method_noise_off_and_accounting():
     w_ref = reference_minimizer(X, Y, LOGISTIC, Regularizer(alpha))
     assert np.max(np.abs(off.weights - w_ref)) < 1e-6
     res = output_perturbation_gd(X, Y, epsilon=1.0, delta=1e-5, alpha=alpha, rng=2, gradient_tol=1e-9)
-    sens = minimizer_sensitivity(1.0, alpha, n, 1e-9)
+    sens = minimizer_sensitivity(res.details["L"], alpha, n, 1e-9)
     assert res.details["sensitivity"] == sens >= 2.0 / (n * alpha) + 2e-9 / alpha
     assert res.event.noise_multiplier == pytest.approx(res.sigma / sens, rel=1e-12)
     assert res.privacy.epsilon <= 1.0
