@@ -61,7 +61,7 @@ def _shown(value: Any) -> str:
 
 
 def _privacy_record(result) -> Dict[str, Any]:
-    return {
+    record = {
         "epsilon": result.epsilon,
         "delta": result.delta,
         "relation": result.relation,
@@ -71,6 +71,11 @@ def _privacy_record(result) -> Dict[str, Any]:
         "precision": result.precision,
         "certified": result.certified,
     }
+    if "bounds" in result.details:  # the PLD accountant: [lower, upper] of the reported quantity
+        lower, upper = result.details["bounds"]
+        record["bounds"] = [lower, upper]
+        record["gap"] = result.details["gap"]
+    return record
 
 
 def _sampling(value: str) -> str:

@@ -188,3 +188,16 @@ def test_calibration_with_pld_meets_the_target_and_beats_rdp():
                        1e-5).epsilon > 1.0
     rdp = dpcore.calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=1000, accountant="rdp")
     assert cal.value < rdp.value
+
+
+def test_cli_pld_prints_both_bounds(capsys):
+    import json
+
+    from dpcore.cli import main
+
+    assert main(["epsilon", "--noise-multiplier", "1.5", "--sampling-rate", "0.05", "--steps", "100",
+                 "--delta", "1e-5", "--accountant", "pld", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    lo, up = out["bounds"]
+    assert out["accountant"] == "pld" and lo <= up == out["epsilon"]
+    assert out["gap"] == pytest.approx(up - lo)
