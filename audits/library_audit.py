@@ -25,10 +25,11 @@ from dpcore._validation import check_delta, check_open_unit, check_positive
 
 from .planted_bugs import CATALOGUE
 from .report import AuditResult, format_table
+from .robustness_checks import ROBUSTNESS_NAMES, robustness_target
 from .runner import run_audit
 from .targets import MECHANISM_NAMES, SOLVER_NAMES, float_support_target, mechanism_target, solver_target
 
-__all__ = ["audit_all", "planted_bug_suite", "MECHANISM_TRIALS", "SOLVER_TRIALS"]
+__all__ = ["audit_all", "planted_bug_suite", "MECHANISM_TRIALS", "SOLVER_TRIALS", "ROBUSTNESS_TRIALS"]
 
 #: Trials per side (quick, full). Mechanism trials are cheap (vectorised), except the exact
 #: discrete Gaussian sampler, which runs a Python loop per draw (both discrete mechanisms share
@@ -43,6 +44,8 @@ SOLVER_TRIALS.update({name: (150, 2_000) for name in ("dp_svrg", "dp_svrg_pp")})
 SOLVER_TRIALS["shuffled_truncated_mirror_descent"] = (150, 2_000)  # ≈ 7 ms per call (one local draw per record)
 SOLVER_TRIALS.update({name: (1_000, 20_000) for name in ("objective_perturbation", "approximate_minima_perturbation",
                                                          "approx_objective_perturbation")})
+#: Trials per side (quick, full) of each :mod:`audits.robustness_checks` row (a few ms per call).
+ROBUSTNESS_TRIALS = (150, 1_000)
 
 
 def _estimator(target) -> str:
@@ -91,11 +94,12 @@ def audit_all(
     -------
     list of AuditResult
         One per mechanism, then the float-support row ``laplace[float-support-test]``, then one per
-        solver, in :data:`MECHANISM_NAMES` then :data:`SOLVER_NAMES` order.
+        solver, in :data:`MECHANISM_NAMES` then :data:`SOLVER_NAMES` order, then one per
+        :data:`audits.robustness_checks.ROBUSTNESS_NAMES` (deterministic default seed, extreme records).
     """
     epsilon = check_positive("epsilon", epsilon)
     delta = check_delta("delta", delta)
-    rows = len(MECHANISM_NAMES) + 1 + len(SOLVER_NAMES)
+    rows = len(MECHANISM_NAMES) + 1 + len(SOLVER_NAMES) + len(ROBUSTNESS_NAMES)
     row_confidence = 1.0 - (1.0 - check_open_unit("confidence", confidence)) / rows
     mechanism_rows = [(mechanism_target(name, epsilon, delta),
                        MECHANISM_TRIALS["discrete" if name.startswith("discrete") else "default"])
@@ -110,6 +114,10 @@ def audit_all(
         results.append(run_audit(target, SOLVER_TRIALS[name][0 if quick else 1], estimator=_estimator(target),
                                  confidence=row_confidence, workers=workers, seed=seed, progress=progress,
                                  batch_size=25))
+    for name in ROBUSTNESS_NAMES:  # issue 13: deterministic default seed, extreme records
+        results.append(run_audit(robustness_target(name, epsilon, delta), ROBUSTNESS_TRIALS[0 if quick else 1],
+                                 estimator="clopper-pearson", confidence=row_confidence, workers=workers, seed=seed,
+                                 progress=progress, batch_size=25))
     _emit(results, f"Audit of every mechanism and solver at epsilon={epsilon}, delta={delta}:", out)
     return results
 
