@@ -244,7 +244,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     solver_params : dict, optional
         Extra keyword arguments of the solver (e.g. ``{"epochs": 20}``; the ℓp solvers of Su–Zhao–Wang,
         ``noisy_mirror_descent, phased_dp_sgd, batched_truncated_mirror_descent,
-        shuffled_truncated_mirror_descent``, need ``{"p": ...}``).
+        shuffled_truncated_mirror_descent``, need ``{"p": ...}``; ``dp_sgd`` with Poisson sampling,
+        analysed under add/remove where n is private, needs a public schedule:
+        ``{"dataset_size": N}`` or ``{"sampling_rate": q, "steps": T}``).
     keep_diagnostics : bool
         Opt-in, NOT private: keep ``result_`` (the solver's full result, traces on) and
         ``n_gradient_evaluations_`` — diagnostics computed on the raw data. Default False: only
