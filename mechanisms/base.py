@@ -28,8 +28,12 @@ from dpcore.result import round_up
 
 __all__ = [
     "Mechanism",
+    "VALUE_BOUND_FACTOR",
     "as_generator",
     "check_finite_array",
+    "check_integer_array",
+    "clamp_to_bound",
+    "value_bound",
     "check_approx_target",
     "check_norm_order",
     "convert_sensitivity",
@@ -37,6 +41,13 @@ __all__ = [
 ]
 
 RngLike = Union[None, int, np.integer, np.random.Generator]
+
+#: A float sampler with noise scale s clamps every entry of the value to ±VALUE_BOUND_FACTOR·s.
+#: Below that bound the float spacing is ≤ 2⁻¹²·s, so the noise is never rounded away; beyond it a
+#: float sum value + noise saturates (e.g. 1e308 + N(0, 1) == 1e308 releases the value itself).
+VALUE_BOUND_FACTOR = 2.0**40
+
+_INT64_HALF = 2**62  # integers below this bound add without int64 overflow
 
 
 def as_generator(rng: RngLike) -> np.random.Generator:
@@ -73,6 +84,61 @@ def check_finite_array(name: str, value: object, *, last_axis: Optional[int] = N
             f"{name} must have last axis of length dimension={last_axis}; got shape {arr.shape}"
         )
     return arr
+
+
+def check_integer_array(name: str, value: object) -> np.ndarray:
+    """``value`` as an array of integers of any magnitude: int64, or dtype object (Python ints) when
+    some entry has magnitude ≥ 2⁶².
+
+    Accepts integer arrays, Python integers and integer-valued finite floats (every float of
+    magnitude ≥ 2⁵³ is an integer, so no magnitude is refused).
+    """
+    arr = np.asarray(value)
+    if arr.dtype.kind == "O":
+        ints = [_as_integer(name, x) for x in arr.ravel()]
+        big = any(abs(x) >= _INT64_HALF for x in ints)
+        return np.array(ints, dtype=object if big else np.int64).reshape(arr.shape)
+    if arr.dtype.kind in "iu":
+        if arr.dtype.kind == "u" and arr.size and int(arr.max()) >= _INT64_HALF:
+            return np.array([int(x) for x in arr.ravel()], dtype=object).reshape(arr.shape)
+        return arr.astype(np.int64)
+    arr = check_finite_array(name, arr)
+    if not np.all(arr == np.round(arr)):
+        raise ValueError(f"{name} must contain only integers")
+    if arr.size and float(np.max(np.abs(arr))) >= _INT64_HALF:
+        return np.array([int(x) for x in arr.ravel()], dtype=object).reshape(arr.shape)
+    return arr.astype(np.int64)
+
+
+def _as_integer(name: str, x: object) -> int:
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return int(x)
+    f = float(check_finite_array(name, x))
+    if not f.is_integer():
+        raise ValueError(f"{name} must contain only integers")
+    return int(f)
+
+
+def value_bound(name: str, scale: float) -> float:
+    """Public bound VALUE_BOUND_FACTOR·``scale`` on the entries a float sampler adds noise to.
+
+    Raises ``ValueError`` naming ``name`` when it is not a finite float (scale ≥ 2⁹⁸⁴): such noise
+    would itself overflow.
+    """
+    bound = VALUE_BOUND_FACTOR * scale
+    if not math.isfinite(bound):
+        raise ValueError(f"{name} must be in (0, 2**984) so that noise and values stay finite; got {scale!r}")
+    return bound
+
+
+def clamp_to_bound(arr: np.ndarray, bound: float) -> np.ndarray:
+    """Entries of ``arr`` clamped to [−bound, bound].
+
+    Clamping to a public bound is 1-Lipschitz in every coordinate, so it never increases any ℓp
+    distance between neighbours' values: the sensitivity, and the guarantee, are unchanged for
+    every finite input, and no error depends on the data.
+    """
+    return np.clip(arr, -bound, bound)
 
 
 def check_approx_target(epsilon: object, delta: object, mechanism: str) -> Tuple[float, float]:

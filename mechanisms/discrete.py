@@ -2,7 +2,9 @@
 (Canonne, Kamath, Steinke 2020 — "CKS20"; samplers in :mod:`mechanisms.exact_sampling`).
 
 Both take an integer query and an integer sensitivity Δ (a count changes by at most Δ between
-neighbours under the relation passed to ``privacy_event``) and release an integer.
+neighbours under the relation passed to ``privacy_event``) and release an integer. Domain: every
+integer (int arrays, Python integers, integer-valued floats), of any magnitude — the sum is exact
+(int64, or Python integers beyond ±2⁶²), so no release fails or saturates because of the value.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dpcore import events as ev
 from dpcore._validation import check_nonnegative, check_orders, check_positive, check_positive_int, check_relation
 from dpcore.result import round_up
 
-from .base import Mechanism, RngLike, as_generator, check_approx_target, check_finite_array
+from .base import Mechanism, RngLike, as_generator, check_approx_target, check_integer_array
 from .exact_sampling import RandomBits, discrete_gaussian, discrete_laplace_batch
 from .laplace import _exact_epsilon, _pure_scale
 
@@ -28,18 +30,21 @@ _U = np.finfo(float).eps / 2  # unit roundoff of float64
 _TAIL = 39.0  # exp(−x²/2σ²) underflows to 0 in float64 beyond |x| ≈ 38.6σ
 
 
-def _integer_array(value: object) -> np.ndarray:
-    arr = check_finite_array("value", value)
-    if not np.all(arr == np.round(arr)) or np.any(np.abs(arr) > 2**52):
-        raise ValueError("value must contain only integers of magnitude <= 2**52 for a discrete mechanism")
-    return arr.astype(np.int64)
+def _add(value: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """value + noise exactly: int64 when both stay below 2⁶² in magnitude, else Python integers."""
+    small = value.dtype != object and noise.dtype != object and (
+        value.size == 0 or int(np.max(np.abs(value))) < 2**62 and int(np.max(np.abs(noise))) < 2**62)
+    if small:
+        return value + noise.reshape(value.shape)
+    return (value.astype(object).ravel() + noise.astype(object)).reshape(value.shape)
 
 
 def _noisy(value: object, rng: RngLike, draw: Callable[[RandomBits], int]) -> np.ndarray:
-    arr = _integer_array(value)
+    arr = check_integer_array("value", value)
     bits = RandomBits(as_generator(rng))
-    noise = np.fromiter((draw(bits) for _ in range(arr.size)), dtype=np.int64, count=arr.size)
-    return arr + noise.reshape(arr.shape)
+    draws = [draw(bits) for _ in range(arr.size)]
+    noise = np.array(draws, dtype=object if any(abs(z) >= 2**62 for z in draws) else np.int64)
+    return _add(arr, noise)
 
 
 def _gaussian_weights(lo: int, hi: int, sigma: float) -> np.ndarray:
@@ -140,7 +145,10 @@ class DiscreteGaussian(Mechanism):
         return cls(result.value, sens)
 
     def randomize(self, value: object, rng: RngLike = None) -> np.ndarray:
-        """Integer ``value`` (scalar or array) + i.i.d. exact N_ℤ(0, σ²) noise, as int64."""
+        """Integer ``value`` (scalar or array, any magnitude) + i.i.d. exact N_ℤ(0, σ²) noise.
+
+        int64, or Python integers (dtype object) where a value or a draw reaches ±2⁶².
+        """
         return _noisy(value, rng, lambda bits: discrete_gaussian(bits, self._sigma_squared))
 
     def rdp(self, orders: object) -> np.ndarray:
@@ -200,15 +208,15 @@ class DiscreteLaplace(Mechanism):
         return _exact_epsilon(self.sensitivity, self.scale)
 
     def randomize(self, value: object, rng: RngLike = None) -> np.ndarray:
-        """Integer ``value`` (scalar or array) + i.i.d. exact discrete Laplace noise, as int64.
+        """Integer ``value`` (scalar or array, any magnitude) + i.i.d. exact discrete Laplace noise.
 
         Drawn by the batched sampler :func:`mechanisms.exact_sampling.discrete_laplace_batch` (the
-        same exact CKS20 Alg. 2); a draw beyond ±2⁶², possible only at astronomical scales, makes
-        the result an array of Python integers (dtype object).
+        same exact CKS20 Alg. 2); a value or a draw beyond ±2⁶² (draws that large need astronomical
+        scales) makes the result an array of Python integers (dtype object).
         """
-        arr = _integer_array(value)
+        arr = check_integer_array("value", value)
         noise = discrete_laplace_batch(as_generator(rng), self._scale.numerator, self._scale.denominator, arr.size)
-        return (arr.ravel() + noise).reshape(arr.shape)
+        return _add(arr, noise)
 
     def privacy_event(self, relation: str = "add_remove") -> ev.PureDpEvent:
         """``PureDpEvent(Δ/scale, relation)``."""

@@ -5,7 +5,8 @@ No floating-point number is involved in any decision: parameters are rationals (
 integers) and every random choice is a uniform integer below an integer bound, obtained from raw
 random bits of a ``numpy.random.Generator`` by rejection. The output is therefore distributed
 exactly as the stated law, which protects releases against the floating-point attacks on textbook
-samplers (Mironov 2012).
+samplers (Mironov 2012). :func:`uniform_below_exp` decides [U < e^{−γ}] for a uniform U given by
+its leading bits, bracketing e^{−γ} by interval arithmetic (mpmath) at increasing precision.
 """
 
 from __future__ import annotations
@@ -14,8 +15,17 @@ from fractions import Fraction
 from math import isqrt
 
 import numpy as np
+from mpmath import libmp
+from mpmath.ctx_iv import MPIntervalContext
 
-__all__ = ["RandomBits", "bernoulli_exp", "discrete_laplace", "discrete_laplace_batch", "discrete_gaussian"]
+__all__ = [
+    "RandomBits",
+    "bernoulli_exp",
+    "discrete_laplace",
+    "discrete_laplace_batch",
+    "discrete_gaussian",
+    "uniform_below_exp",
+]
 
 _REFILL_BYTES = 1024
 _INT64_SAFE = 2**62  # integers below this bound stay exact in int64 sums of two of them
@@ -101,6 +111,40 @@ def discrete_gaussian(bits: RandomBits, sigma_squared: Fraction) -> int:
             return y
 
 
+def uniform_below_exp(gen: np.random.Generator, gamma: Fraction, prefix: int, prefix_bits: int) -> bool:
+    """[U < e^{−γ}] for U uniform on [0, 1) whose first ``prefix_bits`` binary digits are ``prefix``.
+
+    U lies in [prefix·2^−b, (prefix + 1)·2^−b) (b = ``prefix_bits``). e^{−γ} is bracketed by mpmath
+    interval arithmetic (outward rounding, so the bracket is rigorous) at a precision that covers
+    the magnitude of γ; while the bracket and U's interval overlap, 64 more bits of U are drawn from
+    ``gen`` and the precision grows by 64. For γ > 0 rational, e^{−γ} is irrational (Lindemann), so
+    the loop ends with probability 1 (after one round except with probability ≈ 2^−60); γ = 0
+    gives e^0 = 1 > U at once. Given the prefix, the result is exactly Bernoulli of the conditional
+    probability, so a caller that draws the prefix uniformly gets exactly Bernoulli(e^{−γ}).
+
+    Parameters
+    ----------
+    gen : numpy.random.Generator
+        Source of U's further bits.
+    gamma : Fraction
+        γ ≥ 0.
+    prefix, prefix_bits : int
+        0 ≤ prefix < 2^prefix_bits.
+    """
+    ctx = MPIntervalContext()
+    ctx.prec = 64 + max(0, gamma.numerator.bit_length() - gamma.denominator.bit_length())
+    bits = RandomBits(gen)
+    while True:
+        p_low, p_high = ctx.exp(-(ctx.mpf(gamma.numerator) / ctx.mpf(gamma.denominator)))._mpi_
+        if libmp.mpf_le(libmp.from_man_exp(prefix + 1, -prefix_bits), p_low):
+            return True
+        if libmp.mpf_le(p_high, libmp.from_man_exp(prefix, -prefix_bits)):
+            return False
+        prefix = (prefix << 64) | bits.below(1 << 64)
+        prefix_bits += 64
+        ctx.prec += 64
+
+
 # ------------------------------------------------------------------------------ batched (NumPy)
 def _bernoulli_exp_unit_batch(gen: np.random.Generator, num: np.ndarray, den: int) -> np.ndarray:
     """Independent Bernoulli(exp(−num[i]/den)) for integers 0 ≤ num[i] ≤ den < 2⁶² (CKS20, Alg. 1).
@@ -172,8 +216,8 @@ def discrete_laplace_batch(gen: np.random.Generator, t: int, s: int = 1, size: i
     −0 rejected. Every decision is an exact integer comparison of uniform integers, so each
     accepted candidate has exactly the stated law; candidates are i.i.d., so the first ``size``
     accepted ones (about 1.75× as many candidates are drawn per round) are i.i.d. draws of it.
-    Used for t < 2⁶² (int64 arithmetic, promoted to Python integers in the rare rounds where
-    U + tV could overflow); larger t falls back to the scalar sampler.
+    Used for t, s < 2⁶² (int64 arithmetic, promoted to Python integers in the rare rounds where
+    U + tV could overflow); larger t or s falls back to the scalar sampler.
 
     Parameters
     ----------
@@ -189,7 +233,7 @@ def discrete_laplace_batch(gen: np.random.Generator, t: int, s: int = 1, size: i
     ndarray of shape (size,)
         int64 when every draw fits (|Y| < 2⁶²), otherwise dtype object (Python integers).
     """
-    if t >= _INT64_SAFE:
+    if t >= _INT64_SAFE or s >= _INT64_SAFE:
         bits = RandomBits(gen)
         draws = [discrete_laplace(bits, t, s) for _ in range(size)]
         return np.array(draws, dtype=np.int64 if all(abs(y) < _INT64_SAFE for y in draws) else object)

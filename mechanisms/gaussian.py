@@ -19,8 +19,10 @@ from .base import (
     as_generator,
     check_approx_target,
     check_finite_array,
+    clamp_to_bound,
     convert_sensitivity,
     least_passing,
+    value_bound,
 )
 
 __all__ = ["Gaussian", "GAUSSIAN_CALIBRATIONS"]
@@ -41,6 +43,12 @@ class Gaussian(Mechanism):
 
     Notes
     -----
+    Domain: every finite value. Entries are clamped to ±:attr:`value_bound` = ±2⁴⁰σ (public; a
+    1-Lipschitz map, so Δ₂ and the guarantee hold for every finite input) so that the float sum
+    never rounds the noise away (unclamped, 1e308 + N(0, σ²) == 1e308 would release the value).
+    This is a float sampler, not floating-point safe in Mironov's sense (use
+    :class:`mechanisms.DiscreteGaussian` where that matters).
+
     Privacy: the exact privacy profile is the analytic Gaussian δ(ε) (Balle & Wang 2018, Thm 8) and
     the RDP curve is αΔ²/(2σ²) (Mironov 2017, Prop. 7); dpcore receives a
     :class:`~dpcore.events.GaussianEvent` with noise multiplier σ/Δ₂.
@@ -52,6 +60,7 @@ class Gaussian(Mechanism):
     def __init__(self, sigma: float, sensitivity: float = 1.0) -> None:
         self.sigma = check_positive("sigma", sigma)
         self.sensitivity = check_positive("sensitivity", sensitivity)
+        self.value_bound = value_bound("sigma", self.sigma)
 
     @classmethod
     def calibrate(
@@ -114,8 +123,8 @@ class Gaussian(Mechanism):
         return self.sigma / self.sensitivity
 
     def randomize(self, value: object, rng: RngLike = None) -> np.ndarray:
-        """``value`` + N(0, σ²) noise of the same shape (a scalar, a vector, or a batch)."""
-        arr = check_finite_array("value", value)
+        """``value`` (clamped to ±:attr:`value_bound`) + N(0, σ²) noise of the same shape."""
+        arr = clamp_to_bound(check_finite_array("value", value), self.value_bound)
         return arr + as_generator(rng).normal(0.0, self.sigma, size=arr.shape)
 
     def kernel_args(self) -> tuple:

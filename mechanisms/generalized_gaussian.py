@@ -43,8 +43,10 @@ from .base import (
     check_approx_target,
     check_finite_array,
     check_norm_order,
+    clamp_to_bound,
     convert_sensitivity,
     least_passing,
+    value_bound,
 )
 from .gaussian import Gaussian
 
@@ -87,6 +89,12 @@ class GeneralizedGaussian(Mechanism):
         d ≥ 1.
     sensitivity : float
         s = sup ‖q(D) − q(D′)‖_p over neighbours under the relation passed to :meth:`privacy_event`.
+
+    Notes
+    -----
+    Domain: every finite value; entries are clamped to ±:attr:`value_bound` = ±2⁴⁰σ (public,
+    1-Lipschitz in every coordinate: the guarantee holds for every finite input, and the float sum
+    cannot round the noise away).
     """
 
     noise_parameter = "sigma"
@@ -95,6 +103,7 @@ class GeneralizedGaussian(Mechanism):
     def __init__(self, p: float, sigma: float, dimension: int, sensitivity: float = 1.0) -> None:
         self.p = check_norm_order("p", p)
         self.sigma = check_positive("sigma", sigma)
+        self.value_bound = value_bound("sigma", self.sigma)
         self.dimension = check_positive_int("dimension", dimension)
         self.sensitivity = check_positive("sensitivity", sensitivity)
 
@@ -155,7 +164,7 @@ class GeneralizedGaussian(Mechanism):
 
     def randomize(self, value: object, rng: RngLike = None) -> np.ndarray:
         """``value`` (shape (..., d)) + one independent GG draw per output."""
-        arr = check_finite_array("value", value, last_axis=self.dimension)
+        arr = clamp_to_bound(check_finite_array("value", value, last_axis=self.dimension), self.value_bound)
         gen = as_generator(rng)
         radius = self.sigma * np.sqrt(2.0 * gen.gamma(0.5 * self.dimension, size=arr.shape[:-1] + (1,)))
         return arr + radius * lp_directions(gen, arr.shape, self.p)

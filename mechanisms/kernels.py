@@ -9,8 +9,9 @@ The kernels perform no validation (they sit in hot loops); the validating Python
 mechanism classes, whose NumPy path draws from the same distributions (tested by two-sample
 Kolmogorov–Smirnov tests in ``tests/mechanisms``).
 
-The noise kernels return a new float64 array of length ``d``; the randomized-response and
-exponential-mechanism kernels take the reports / scaled utilities instead of ``d``.
+The noise kernels return a new float64 array of length ``d``; the randomized-response kernel takes
+the reports instead of ``d``. The exponential mechanism has no kernel: its exact sampler
+(:class:`mechanisms.ExponentialMechanism`) resolves rare close calls in exact arithmetic.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ __all__ = [
     "generalized_gaussian_noise_kernel",
     "lp_direction_kernel",
     "randomized_response_kernel",
-    "exponential_mechanism_kernel",
 ]
 
 
@@ -98,34 +98,19 @@ def generalized_gaussian_noise_kernel(rng: np.random.Generator, d: int, p: float
 
 
 @numba.njit(cache=True)
-def randomized_response_kernel(rng: np.random.Generator, x: np.ndarray, k: int, keep_numerator: int) -> np.ndarray:
+def randomized_response_kernel(rng: np.random.Generator, x: np.ndarray, k: int, q_high: int, q_low: int) -> np.ndarray:
     """k-ary randomized response of int64 reports ``x`` in {0, …, k−1}.
 
-    Keeps each report with probability ``keep_numerator``/2⁵³ (see
-    :class:`mechanisms.RandomizedResponse`), else outputs one of the other k − 1 values uniformly.
+    With probability Q/2¹⁰⁶, Q = ``q_high``·2⁵³ + ``q_low``, a report is replaced by a uniform draw
+    from all k values, else kept (the exact mixture of :class:`mechanisms.RandomizedResponse`; the
+    106-bit uniform is two 53-bit draws compared lexicographically).
     """
     out = np.empty_like(x)
     for i in range(x.size):
-        if rng.integers(0, 2**53) < keep_numerator:
-            out[i] = x[i]
+        high = rng.integers(0, 2**53)
+        low = rng.integers(0, 2**53)
+        if high < q_high or (high == q_high and low < q_low):
+            out[i] = rng.integers(0, k)
         else:
-            other = rng.integers(0, k - 1)
-            out[i] = other + 1 if other >= x[i] else other
+            out[i] = x[i]
     return out
-
-
-@numba.njit(cache=True)
-def exponential_mechanism_kernel(rng: np.random.Generator, scores: np.ndarray) -> int:
-    """Index argmax_r (scores_r + G_r), G_r i.i.d. standard Gumbel: a draw ∝ exp(scores_r).
-
-    ``scores`` are the utilities already multiplied by ε/(2Δu) (or ε/Δu for monotone utilities).
-    """
-    best, best_value = 0, -np.inf
-    for r in range(scores.size):
-        u = 1.0 - rng.random()  # NumPy's Gumbel sampler (Numba's Generator has no gumbel); U = 1 is redrawn
-        while u >= 1.0:
-            u = 1.0 - rng.random()
-        value = scores[r] - np.log(-np.log(u))
-        if value > best_value:
-            best, best_value = r, value
-    return best

@@ -13,7 +13,16 @@ from dpcore._validation import check_nonnegative, check_positive, check_positive
 from dpcore.result import round_up
 
 from . import kernels
-from .base import Mechanism, RngLike, as_generator, check_finite_array, convert_sensitivity, least_passing
+from .base import (
+    Mechanism,
+    RngLike,
+    as_generator,
+    check_finite_array,
+    clamp_to_bound,
+    convert_sensitivity,
+    least_passing,
+    value_bound,
+)
 from .exact_sampling import discrete_laplace_batch
 
 __all__ = ["Laplace", "L2Laplace", "SECURE_SLACK"]
@@ -29,12 +38,21 @@ def _pure_scale(epsilon: object, delta: object, sensitivity: float, name: str) -
     if delta is not None:
         raise ValueError(f"delta must be None: {name} is calibrated for pure epsilon-DP; got {delta!r}")
     scale = round_up(Fraction(sensitivity) / Fraction(eps))
-    return least_passing(scale, lambda b: round_up(1.0 / (b / sensitivity)) <= eps)
+    return least_passing(scale, lambda b: round_up(1.0 / (b / sensitivity)) <= eps
+                         and _exact_epsilon(sensitivity, b) <= eps)
 
 
 def _accounted(sensitivity: float, secure: bool) -> float:
     """Δ₁(1 + SECURE_SLACK) rounded up if ``secure``, else Δ₁."""
     return round_up(Fraction(sensitivity) * (1 + SECURE_SLACK)) if secure else sensitivity
+
+
+def _lattice_point(index: int, step: Fraction) -> float:
+    """The float nearest index·step, ±inf beyond the float range (post-processing of the index)."""
+    try:
+        return float(index * step)
+    except OverflowError:
+        return math.inf if index > 0 else -math.inf
 
 
 def _exact_epsilon(sensitivity: float, scale: float) -> float:
@@ -56,10 +74,15 @@ class Laplace(Mechanism):
     1. g = the largest power of two with d·g ≤ :data:`SECURE_SLACK`·Δ₁, where d = ``value.size``
        (every entry counts as one coordinate of one query, the safe reading of a batch too; the
        shape of ``value`` must not depend on the data, so that neighbours share the lattice);
-    2. k = round(value / g), exact (division by a power of two; |value/g| < 2⁵³ is required);
+    2. k = round(value / g), exact (division by a power of two; for |value| ≥ 2⁵³·g the value is
+       already a multiple of g and k is computed as a Python integer), so every finite value works;
     3. Z ~ discrete Laplace, P[z] ∝ exp(−|z|·g/b) on ℤᵈ, sampled exactly in integer arithmetic
        (Canonne, Kamath, Steinke 2020, Alg. 2; :func:`mechanisms.exact_sampling.discrete_laplace_batch`);
-    4. output g·(k + Z) (a point of the lattice gℤᵈ; converting k + Z to float is post-processing).
+    4. output g·(k + Z) (a point of the lattice gℤᵈ; converting k + Z to float — rounding, or ±inf
+       beyond the float range — is post-processing of k + Z and costs no privacy).
+
+    Domain: every finite value of a public shape (no release fails or saturates because of the
+    value; non-finite values violate every finite Δ₁ and are refused).
 
     Privacy (pure ε-DP, tight up to the slack): rounding moves each coordinate by ≤ g/2, so
     neighbours' lattice points satisfy ‖k − k′‖₁ ≤ Δ₁/g + d, and the discrete Laplace pmf ratio
@@ -70,7 +93,8 @@ class Laplace(Mechanism):
     the randomized-response worst case, sound for every ε-DP mechanism).
 
     **Float (``secure=False``): NOT floating-point safe.** ``value`` + ``Generator.laplace`` noise,
-    the fast path; ε = Δ₁/b holds only in real arithmetic (Dwork, McSherry, Nissim, Smith 2006;
+    the fast path, with entries clamped to ±:attr:`value_bound` = ±2⁴⁰b (public; 1-Lipschitz, so
+    the guarantee holds for every finite value, and the float sum cannot round the noise away); ε = Δ₁/b holds only in real arithmetic (Dwork, McSherry, Nissim, Smith 2006;
     Dwork & Roth 2014, Thm 3.6), and :meth:`privacy_event` is the continuous ``LaplaceEvent``.
     The Numba :attr:`kernel` (for solvers' compiled loops) is this float sampler in both modes.
 
@@ -90,6 +114,7 @@ class Laplace(Mechanism):
     def __init__(self, scale: float, sensitivity: float = 1.0, *, secure: bool = True) -> None:
         self.scale = check_positive("scale", scale)
         self.sensitivity = check_positive("sensitivity", sensitivity)
+        self.value_bound = value_bound("scale", self.scale)
         if not isinstance(secure, (bool, np.bool_)):
             raise ValueError(f"secure must be True or False; got {secure!r}")
         self.secure = bool(secure)
@@ -149,21 +174,19 @@ class Laplace(Mechanism):
         arr = check_finite_array("value", value)
         gen = as_generator(rng)
         if not self.secure:
-            return arr + gen.laplace(0.0, self.scale, size=arr.shape)
+            return clamp_to_bound(arr, self.value_bound) + gen.laplace(0.0, self.scale, size=arr.shape)
         g = self.granularity(max(arr.size, 1))
-        with np.errstate(over="ignore", under="ignore"):
-            multiple = arr / g  # exact: g is a power of two (an underflow only hits |value/g| < 2⁻¹⁰²², k = 0)
-        if np.any(np.abs(multiple) >= 2.0**53):
-            raise ValueError(f"value must satisfy |value| < 2**53 * g = {2.0**53 * g!r} for the secure Laplace "
-                             f"release (g = {g!r} is the lattice step for {arr.size} entries)")
         t = Fraction(self.scale) / Fraction(g)  # discrete Laplace scale in lattice units
         noise = discrete_laplace_batch(gen, t.numerator, t.denominator, arr.size)
-        k = np.rint(multiple).astype(np.int64).ravel()
-        if noise.dtype == object:  # huge draws (rare): scale the Python integers exactly, round once
-            step = Fraction(g)
-            released = np.array([float((int(a) + b) * step) for a, b in zip(k, noise)], dtype=np.float64)
-        else:  # |k + Z| < 2⁵³ + 2⁶² fits int64; the float conversion is post-processing of k + Z
-            released = (k + noise).astype(np.float64) * g
+        flat = arr.ravel()
+        small = np.abs(flat) < 2.0**53 * g  # then value/g is exact and below 2⁵³ (inf bound: all small)
+        with np.errstate(over="ignore", under="ignore"):
+            if noise.dtype != object and small.all():  # |k + Z| < 2⁵³ + 2⁶² fits int64
+                released = (np.rint(flat / g).astype(np.int64) + noise).astype(np.float64) * g
+            else:  # huge values or draws: exact Python integers, rounded once by the float conversion
+                step = Fraction(g)
+                released = np.array([_lattice_point(round(Fraction(float(v)) / step) + int(z), step)
+                                     for v, z in zip(flat, noise)], dtype=np.float64)
         return released.reshape(arr.shape)
 
     def kernel_args(self) -> tuple:
@@ -212,6 +235,9 @@ class L2Laplace(Mechanism):
     ∝ exp(−ε‖z‖/Δ)) and ε-DP objective perturbation (lecture 14, Alg. 1: exp(−ε‖b‖/(2L)), i.e.
     ``sensitivity=2L``).
 
+    Domain: every finite value; entries are clamped to ±:attr:`value_bound` = ±2⁴⁰·scale (public,
+    1-Lipschitz: the guarantee holds for every finite input, and the noise is never rounded away).
+
     Parameters
     ----------
     scale : float
@@ -229,6 +255,7 @@ class L2Laplace(Mechanism):
     def __init__(self, scale: float, sensitivity: float = 1.0, dimension: Optional[int] = None) -> None:
         self.scale = check_positive("scale", scale)
         self.sensitivity = check_positive("sensitivity", sensitivity)
+        self.value_bound = value_bound("scale", self.scale)
         self.dimension = None if dimension is None else check_positive_int("dimension", dimension)
 
     @classmethod
@@ -256,7 +283,7 @@ class L2Laplace(Mechanism):
 
     def randomize(self, value: object, rng: RngLike = None) -> np.ndarray:
         """``value`` + one Gamma-norm draw per output; ``value`` has shape (..., d) or is a scalar."""
-        arr = check_finite_array("value", value, last_axis=self.dimension)
+        arr = clamp_to_bound(check_finite_array("value", value, last_axis=self.dimension), self.value_bound)
         shape = arr.shape if arr.ndim else (1,)
         gen = as_generator(rng)
         z = gen.standard_normal(shape)

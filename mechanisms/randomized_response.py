@@ -6,17 +6,24 @@ import math
 from fractions import Fraction
 from typing import Optional
 
+import mpmath
 import numpy as np
 
 from dpcore import events as ev
 from dpcore._validation import check_positive, check_positive_int, check_relation
+from dpcore.result import round_up
 
 from . import kernels
-from .base import Mechanism, RngLike, as_generator, check_finite_array
+from .base import Mechanism, RngLike, as_generator, check_integer_array
 
-__all__ = ["RandomizedResponse"]
+__all__ = ["RandomizedResponse", "MAX_CATEGORIES"]
 
-_RESOLUTION = 1 << 53  # the keep probability is M / 2⁵³, an exact dyadic rational
+_WORD = 1 << 53  # one uniform draw: an integer below 2⁵³
+_RESOLUTION = _WORD * _WORD  # the mixing probability is Q / 2¹⁰⁶, Q an integer
+_EXP_CAP = 700.0  # e^ε − 1 is bounded below with ε capped here (no overflow; the cap only adds privacy)
+
+#: Largest number of categories k (the uniform category is one int64 draw below k).
+MAX_CATEGORIES = 1 << 62
 
 
 class RandomizedResponse(Mechanism):
@@ -26,15 +33,25 @@ class RandomizedResponse(Mechanism):
     replaced by one of the other k − 1 values uniformly, so P[y | x] / P[y | x′] ≤ e^ε: ε-DP for
     one user's report under replacement of that report (local DP), and tight.
 
-    The keep probability is implemented as the dyadic rational M/2⁵³ with M rounded so that the
-    sampler's exact ε, log(M(k − 1)/(2⁵³ − M)), does not exceed ``epsilon``.
+    Sampler (exact, for every k and ε in the domain). The same channel written as a mixture: with
+    probability q = Q/2¹⁰⁶ the output is uniform on all k values, otherwise it is x. Then
+    P[y = x] = 1 − q + q/k and P[y = y′ ≠ x] = q/k, so the sampler's exact ε is
+
+        ε_real = log(1 + k(2¹⁰⁶ − Q)/Q) ≥ 0,
+
+    and Q is the least integer with k(2¹⁰⁶ − Q)/Q ≤ E, E a rational lower bound on e^ε − 1; hence
+    ε_real ≤ ε whatever the rounding (:attr:`realised_epsilon`). The event [U < q] uses a 106-bit
+    uniform integer U (two 53-bit draws compared lexicographically), so ε_real is within
+    ≈ k(k + e^ε)/(2¹⁰⁶ e^ε) of ε: no loss for any practical k; for k approaching 2⁶² and tiny ε
+    the channel is more private than requested, never less. The uniform category is one exact
+    ``Generator.integers(0, k)`` draw.
 
     Parameters
     ----------
     epsilon : float
         Local ε in (0, ∞), nats.
     k : int
-        Number of categories, ≥ 2.
+        Number of categories, in [2, 2⁶²] (:data:`MAX_CATEGORIES`).
     """
 
     noise_parameter = "epsilon"
@@ -43,14 +60,13 @@ class RandomizedResponse(Mechanism):
     def __init__(self, epsilon: float, k: int = 2) -> None:
         self.epsilon = check_positive("epsilon", epsilon)
         self.k = check_positive_int("k", k, minimum=2)
-        keep = math.exp(self.epsilon) / (math.exp(self.epsilon) + self.k - 1) if self.epsilon < 700 else 1.0
-        m = min(math.floor(keep * _RESOLUTION), _RESOLUTION - 1)
-        while m > 0 and self._epsilon_of(m) * (1 + 2**-50) > self.epsilon:  # margin for log's rounding
-            m -= 1
-        self._keep_numerator = m
-
-    def _epsilon_of(self, m: int) -> float:
-        return math.log(Fraction(m * (self.k - 1), _RESOLUTION - m))
+        if self.k > MAX_CATEGORIES:
+            raise ValueError(f"k must be an integer in [2, 2**62]; got {k!r}")
+        # E ≤ e^ε − 1: expm1 is within a few ulps, so shaving 2⁻⁵⁰ makes the bound safe.
+        bound = Fraction(math.expm1(min(self.epsilon, _EXP_CAP))) * (1 - Fraction(1, 2**50))
+        num, den = bound.numerator, bound.denominator
+        # least Q with k(R − Q)/Q ≤ num/den  ⇔  Q ≥ kR·den/(k·den + num)
+        self._mix_numerator = -((-self.k * _RESOLUTION * den) // (self.k * den + num))
 
     @classmethod
     def calibrate(
@@ -65,34 +81,49 @@ class RandomizedResponse(Mechanism):
         return cls(epsilon, k)
 
     @property
+    def mixing_probability(self) -> Fraction:
+        """q = Q/2¹⁰⁶: the exact probability that the output is drawn uniformly from all k values."""
+        return Fraction(self._mix_numerator, _RESOLUTION)
+
+    @property
     def keep_probability(self) -> float:
-        """Probability that a report is returned unchanged, M/2⁵³."""
-        return self._keep_numerator / _RESOLUTION
+        """P[y = x] = 1 − q + q/k (nearest float to the exact rational)."""
+        q = self.mixing_probability
+        return float(1 - q + q / self.k)
+
+    @property
+    def realised_epsilon(self) -> float:
+        """The sampler's exact ε, log(1 + k(2¹⁰⁶ − Q)/Q), rounded up; ≤ :attr:`epsilon`."""
+        excess = Fraction(self.k * (_RESOLUTION - self._mix_numerator), self._mix_numerator)
+        with mpmath.workprec(128):
+            value = mpmath.log1p(mpmath.mpf(excess.numerator) / excess.denominator)
+            return round_up(value * (1 + mpmath.mpf(2) ** -100))
 
     @property
     def pure_epsilon(self) -> float:
-        """ε: the sampler's exact ε, log(M(k − 1)/(2⁵³ − M)), is at most this value."""
+        """ε: the sampler's exact ε (:attr:`realised_epsilon`) is at most this value."""
         return self.epsilon
 
     def randomize(self, value: object, rng: RngLike = None) -> np.ndarray:
         """Randomize reports ``value`` (integers in {0, …, k−1}, any shape); returns int64."""
-        arr = check_finite_array("value", value)
-        if not np.all((arr == np.round(arr)) & (arr >= 0) & (arr < self.k)):
+        x = check_integer_array("value", value)
+        if x.dtype == object or not np.all((x >= 0) & (x < self.k)):
             raise ValueError(f"value must contain only integers in {{0, ..., k-1}} with k={self.k}")
-        x = arr.astype(np.int64)
         gen = as_generator(rng)
-        keep = gen.integers(0, _RESOLUTION, size=x.shape) < self._keep_numerator
-        other = gen.integers(0, self.k - 1, size=x.shape)
-        other = other + (other >= x)  # uniform over the k − 1 values different from x
-        return np.where(keep, x, other)
+        q_high, q_low = divmod(self._mix_numerator, _WORD)
+        high = gen.integers(0, _WORD, size=x.shape)
+        low = gen.integers(0, _WORD, size=x.shape)
+        uniform = (high < q_high) | ((high == q_high) & (low < q_low))  # 106-bit U < Q, exactly
+        return np.where(uniform, gen.integers(0, self.k, size=x.shape), x)
 
     def kernel_args(self) -> tuple:
         """Arguments after ``rng`` and the reports of :func:`mechanisms.kernels.randomized_response_kernel`."""
-        return (self.k, self._keep_numerator)
+        return (self.k, *divmod(self._mix_numerator, _WORD))
 
     def probabilities(self, value: int) -> np.ndarray:
-        """Output distribution P[y | x = value], y = 0, …, k−1."""
-        probs = np.full(self.k, (1.0 - self.keep_probability) / (self.k - 1))
+        """Output distribution P[y | x = value], y = 0, …, k−1 (floats nearest the exact rationals)."""
+        q = self.mixing_probability
+        probs = np.full(self.k, float(q / self.k))
         probs[value] = self.keep_probability
         return probs
 
