@@ -21,6 +21,7 @@ from . import __version__
 from .accounting import ACCOUNTANTS, get_epsilon
 from .calibration import calibrate_noise_multiplier, subsampled_gaussian_event
 from .events import GaussianEvent, PoissonSampledEvent, ShuffledEvent
+from ._validation import check_delta, check_nonnegative
 from .result import CertificationError, jsonable, round_down
 
 __all__ = ["main", "build_parser"]
@@ -247,6 +248,8 @@ def _cmd_compose(args: argparse.Namespace) -> int:
     from .composition import advanced_composition, optimal_composition_epsilon
 
     if args.method == "drv":
+        check_delta("target_delta", args.target_delta)
+        check_nonnegative("delta", args.delta)
         # The slack delta' = target - k*delta, computed exactly and rounded down, so that
         # k*delta + delta' <= target holds exactly (float subtraction could overshoot by an ulp).
         slack = Fraction(args.target_delta) - args.count * Fraction(args.delta)
@@ -392,7 +395,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ArithmeticError as exc:  # a numerical failure is reported, never papered over
         sys.stderr.write(f"dpcore: numerical error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}\n")
         return 1
-    except ValueError as exc:  # includes UnsupportedEventError
+    except (ValueError, TypeError) as exc:  # includes UnsupportedEventError
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         sys.stderr.write(f"dpcore: error: {message}\n")
         return 2

@@ -148,6 +148,9 @@ _KOV_MAX_TERMS = 2_000_000
 def _kov_window(epsilon: float, count: int) -> Tuple[int, int]:
     """[i_lo, i_hi]: the i with P[X = i] outside it sum to ≤ 2e^{−800} (Bernstein's inequality
     P[|X − kp| ≥ t] ≤ 2 exp(−t²/(2(kp(1−p) + t/3))), X ~ Bin(k, p), p = 1/(1 + e^ε))."""
+    if count > 2**53:
+        raise ValueError(f"count must be <= 2**53 for the exact optimal composition; got {count} "
+                         "(use advanced composition, method 'drv')")
     p = float(expit(-epsilon))
     mean = count * p
     var = count * p * (1.0 - p)

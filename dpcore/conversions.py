@@ -53,7 +53,7 @@ def epsilon_at_orders(alpha: np.ndarray, rdp: np.ndarray, delta: float, method: 
     """
     log_delta = math.log(delta)
     am1 = alpha - 1.0
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         if method == "mironov":
             extra = -log_delta / am1
             scale = np.abs(rdp) + np.abs(extra)
@@ -68,7 +68,7 @@ def epsilon_at_orders(alpha: np.ndarray, rdp: np.ndarray, delta: float, method: 
 def log_delta_at_orders(alpha: np.ndarray, rdp: np.ndarray, epsilon: float, method: str) -> np.ndarray:
     """ln δ(α) of one conversion at every order, rounded up (``inf`` where the RDP is ``inf``)."""
     am1 = alpha - 1.0
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         if method == "mironov":
             log_d = am1 * (rdp - epsilon)
             scale = am1 * (np.abs(rdp) + epsilon)
@@ -76,6 +76,7 @@ def log_delta_at_orders(alpha: np.ndarray, rdp: np.ndarray, epsilon: float, meth
             log_d = am1 * (rdp - epsilon + np.log1p(-1.0 / alpha)) - np.log(alpha)
             scale = am1 * (np.abs(rdp) + epsilon + np.abs(np.log1p(-1.0 / alpha))) + np.log(alpha)
         log_d = log_d + 4.0 * FLOAT_MARGIN * scale
+    log_d = np.where(np.isnan(log_d), -np.inf, log_d)  # −∞ + ∞ margin: ε so large that δ underflows to 0
     log_d = np.where(np.isinf(rdp), np.inf, np.nextafter(log_d, np.inf))
     return np.minimum(log_d, 0.0)
 

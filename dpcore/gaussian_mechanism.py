@@ -49,6 +49,8 @@ _ULP = 2.0**-52
 _FLOAT_TOLERANCE = 1e-11
 #: mpmath working precision (decimal digits) before adding the digits lost to cancellation
 _BASE_DPS = 30
+#: |log σ| beyond which σ (or 1/σ) is outside the float64 range
+_LOG_SIGMA_MAX = 700.0
 
 
 # ------------------------------------------------------------------------------ profile kernels
@@ -310,7 +312,14 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     target = math.log(dlt)
 
     def f(log_s: float) -> float:
-        return _log_delta_float(math.exp(log_s), eps) - target
+        # Outside float range: σ → ∞ is always safe (f < 0); σ → 0 is treated as unsafe (f > 0),
+        # which can only move the root up — the safe side, re-checked below.
+        if log_s > _LOG_SIGMA_MAX:
+            return -1e300
+        if log_s < -_LOG_SIGMA_MAX:
+            return 1e300
+        value = _log_delta_float(math.exp(log_s), eps) - target
+        return value if math.isfinite(value) else (-1e300 if value < 0 else 1e300)
 
     # Bracket around the classic σ (the analytic one is within a small factor of it).
     start = math.log(math.sqrt(2.0 * (math.log(1.25) - math.log(dlt)))) - math.log(eps)  # 1.25/δ overflows at δ < 7e-309
@@ -320,5 +329,10 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     while f(hi) > 0.0:
         hi += 2.0
     log_s = brentq(f, lo, hi, xtol=1e-15, rtol=4 * _ULP, maxiter=200)
-    sigma = sens * math.exp(log_s)
+    sigma = sens * math.exp(min(log_s, _LOG_SIGMA_MAX))
+    if not sigma * 2.0 < math.inf:
+        raise ValueError(
+            f"the least sigma for epsilon={epsilon!r}, delta={delta!r}, sensitivity={sensitivity!r} exceeds the "
+            "float64 range; increase epsilon or delta"
+        )
     return _nudge_up(sigma, lambda sg: _delta_upper(sg, eps, sens) <= dlt)
