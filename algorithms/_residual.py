@@ -38,7 +38,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from dpcore._jit import jit
 
 from .clipping import vector_norm
 from .losses import SMOOTHED_HINGE, Loss, loss_deriv, row_dot
@@ -52,7 +53,7 @@ def _gamma(k: float) -> float:
     return k * _U / (1.0 - k * _U)
 
 
-@njit(cache=True)
+@jit
 def _compensated_mean_gradient(kind: int, param: float, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """(1/n) Σᵢ ℓ'(⟨w, xᵢ⟩, yᵢ) xᵢ with Neumaier-compensated sums per coordinate."""
     n, d = X.shape

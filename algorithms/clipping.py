@@ -31,8 +31,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from dpcore._jit import jit
 from dpcore._validation import check_positive, check_relation
 
 from .losses import loss_deriv, row_axpy, row_dot
@@ -79,7 +80,7 @@ _HUGE = 1.7976931348623157e308  # largest float64
 _SUMSQ_LO, _SUMSQ_HI = 2.0 ** -900, 2.0 ** 900
 
 
-@njit(cache=True)
+@jit
 def _row_norm(X: np.ndarray, i: int) -> float:
     d = X.shape[1]
     s = 0.0
@@ -100,21 +101,21 @@ def _row_norm(X: np.ndarray, i: int) -> float:
     return math.ldexp(math.sqrt(s), e)  # inf only if ‖x‖ itself exceeds the float range
 
 
-@njit(cache=True)
+@jit
 def vector_norm(g: np.ndarray) -> float:
     """‖g‖₂ without spurious underflow or overflow (scaled by a power of two when Σg² leaves
     [2⁻⁹⁰⁰, 2⁹⁰⁰]); ``inf`` only when the true norm exceeds the float range."""
     return _row_norm(g.reshape((1, g.shape[0])), 0)
 
 
-@njit(cache=True)
+@jit
 def clip_margin(clip: float, d: int) -> float:
     """C′ = C·(1 − (2d + 16)·2⁻⁵³): the threshold that keeps the *computed* clipped vector of
     dimension d at norm ≤ C despite rounding of its norm, the quotient and the products."""
     return clip * (1.0 - (2.0 * d + 16.0) * _U)
 
 
-@njit(cache=True)
+@jit
 def clipped_coefficient(c: float, row_norm: float, clip_safe: float) -> float:
     """The coefficient c̄ with ‖c̄·x‖₂ ≤ C of the clipped per-example gradient ``clip_C(c·x)``.
 
@@ -135,7 +136,7 @@ def clipped_coefficient(c: float, row_norm: float, clip_safe: float) -> float:
     return q if c > 0.0 else -q
 
 
-@njit(cache=True)
+@jit
 def clip_factor(norm: float, clip: float) -> float:
     """min(1, C/norm) (1 when norm = 0)."""
     if norm > clip:
@@ -143,7 +144,7 @@ def clip_factor(norm: float, clip: float) -> float:
     return 1.0
 
 
-@njit(cache=True)
+@jit
 def clip_vector_kernel(g: np.ndarray, clip: float) -> float:
     """In place: scale ``g`` to norm ≤ ``clip`` (:func:`vector_norm`, threshold :func:`clip_margin`);
     returns the norm before clipping (``inf`` if it overflows: ``g`` is then zeroed)."""
@@ -158,7 +159,7 @@ def clip_vector_kernel(g: np.ndarray, clip: float) -> float:
     return nrm
 
 
-@njit(cache=True)
+@jit
 def row_norms_kernel(X: np.ndarray) -> np.ndarray:
     """‖xᵢ‖₂ of every row (:func:`vector_norm`: no underflow for tiny entries, no overflow for huge ones)."""
     n = X.shape[0]
@@ -171,7 +172,7 @@ def row_norms_kernel(X: np.ndarray) -> np.ndarray:
 _BLOCK = 16  # rows per block: their dot products are independent, so they pipeline (L1-resident)
 
 
-@njit(cache=True)
+@jit
 def _clipped_sum(kind, param, X, y, row_norms, w, ref, mode, idx, use_idx, count, clip, out) -> int:
     """Shared core: ``out ← Σ_k clip_C(cₖ·x_{i_k})`` over rows i_k = idx[k] (or k), k < count, with
     cₖ = ℓ'(⟨w, x⟩, y) clipped by :func:`clipped_coefficient`. ``mode`` 1: also store the raw cₖ in ``ref[i_k]``; mode 2: use
@@ -203,7 +204,7 @@ def _clipped_sum(kind, param, X, y, row_norms, w, ref, mode, idx, use_idx, count
 _NO_INDEX = np.empty(0, np.int64)
 
 
-@njit(cache=True)
+@jit
 def clipped_gradient_sum_kernel(
     kind: int, param: float, X: np.ndarray, y: np.ndarray, row_norms: np.ndarray, w: np.ndarray,
     clip: float, out: np.ndarray,
@@ -217,7 +218,7 @@ def clipped_gradient_sum_kernel(
 _PARALLEL_CHUNKS = 64
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def clipped_gradient_sum_parallel_kernel(
     kind: int, param: float, X: np.ndarray, y: np.ndarray, row_norms: np.ndarray, w: np.ndarray,
     clip: float, out: np.ndarray,
@@ -241,7 +242,7 @@ def clipped_gradient_sum_parallel_kernel(
     return counts.sum()
 
 
-@njit(cache=True)
+@jit
 def snapshot_gradient_sum_kernel(
     kind: int, param: float, X: np.ndarray, y: np.ndarray, row_norms: np.ndarray, w: np.ndarray,
     clip: float, out: np.ndarray, derivs: np.ndarray,
@@ -251,7 +252,7 @@ def snapshot_gradient_sum_kernel(
     return _clipped_sum(kind, param, X, y, row_norms, w, derivs, 1, _NO_INDEX, False, X.shape[0], clip, out)
 
 
-@njit(cache=True)
+@jit
 def clipped_batch_gradient_sum_kernel(
     kind: int, param: float, X: np.ndarray, y: np.ndarray, row_norms: np.ndarray, w: np.ndarray,
     idx: np.ndarray, count: int, clip: float, out: np.ndarray,
@@ -260,7 +261,7 @@ def clipped_batch_gradient_sum_kernel(
     return _clipped_sum(kind, param, X, y, row_norms, w, out, 0, idx, True, count, clip, out)
 
 
-@njit(cache=True)
+@jit
 def clipped_batch_difference_sum_kernel(
     kind: int, param: float, X: np.ndarray, y: np.ndarray, row_norms: np.ndarray, w: np.ndarray,
     ref_derivs: np.ndarray, idx: np.ndarray, count: int, clip: float, out: np.ndarray,

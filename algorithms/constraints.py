@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from dpcore._jit import jit
 from dpcore._validation import check_positive
 
 __all__ = [
@@ -35,7 +35,7 @@ CONSTRAINT_NAMES = ("none", "l2", "l1", "linf", "simplex")
 NONE, L2, L1, LINF, SIMPLEX = 0, 1, 2, 3, 4
 
 
-@njit(cache=True)
+@jit
 def _threshold(u: np.ndarray, radius: float) -> float:
     """θ of Duchi et al. (2008) Fig. 1: the root of Σ max(uⱼ − θ, 0) = radius (for the ℓ1 ball
     call it with u = |v| and Σu > radius)."""
@@ -52,7 +52,7 @@ def _threshold(u: np.ndarray, radius: float) -> float:
     return theta
 
 
-@njit(cache=True)
+@jit
 def _l2norm(v: np.ndarray) -> float:
     """‖v‖₂ without overflow / underflow (scaled by max |vⱼ|)."""
     m = 0.0
@@ -67,7 +67,7 @@ def _l2norm(v: np.ndarray) -> float:
     return m * math.sqrt(s)
 
 
-@njit(cache=True)
+@jit
 def project_kernel(kind: int, radius: float, v: np.ndarray) -> None:
     """In place: ``v ← argmin_{w∈C} ‖w − v‖₂`` (exact)."""
     d = v.shape[0]
@@ -100,7 +100,7 @@ def project_kernel(kind: int, radius: float, v: np.ndarray) -> None:
             v[j] = a if a > 0.0 else 0.0
 
 
-@njit(cache=True)
+@jit
 def gauge_kernel(kind: int, radius: float, v: np.ndarray) -> float:
     """Minkowski norm ``‖v‖_C`` (wang-ye-xu-2017 Definition 5.1); 0 for C = ℝᵈ."""
     d = v.shape[0]
@@ -124,7 +124,7 @@ def gauge_kernel(kind: int, radius: float, v: np.ndarray) -> float:
     return acc / radius
 
 
-@njit(cache=True)
+@jit
 def dual_gauge_kernel(kind: int, radius: float, v: np.ndarray) -> float:
     """Support function ``‖v‖_{C*} = max_{w∈C} ⟨w, v⟩`` (inf for C = ℝᵈ unless v = 0)."""
     d = v.shape[0]

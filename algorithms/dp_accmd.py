@@ -33,8 +33,8 @@ import math
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
+from dpcore._jit import jit
 from dpcore._validation import check_choice, check_positive, check_positive_int
 from dpcore.events import GaussianEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
@@ -60,7 +60,7 @@ def lp_mirror_parameters(d: int, radius: float) -> tuple[float, float]:
     return p, kappa
 
 
-@njit(cache=True)
+@jit
 def _grad_half_sq_norm(u, p):
     """∇(½‖u‖_p²) = sign(u)|u|^{p−1}‖u‖_p^{2−p} (1-homogeneous; computed on u/‖u‖∞ for range safety)."""
     d = u.shape[0]
@@ -81,7 +81,7 @@ def _grad_half_sq_norm(u, p):
     return out
 
 
-@njit(cache=True)
+@jit
 def l1_mirror_step(z, g, step, p, kappa, radius):
     """argmin_{‖z'‖₁≤r} B_w(z', z) + step·⟨g, z'⟩ for w = (κ/2)‖·‖_p² (exact up to the μ bisection)."""
     q = p / (p - 1.0)
@@ -109,7 +109,7 @@ def l1_mirror_step(z, g, step, p, kappa, radius):
     return out
 
 
-@njit(cache=True)
+@jit
 def _push(slopes, lengths, coords, dirs, k, slope, length, i, s):
     slopes[k] = slope
     lengths[k] = length
@@ -118,7 +118,7 @@ def _push(slopes, lengths, coords, dirs, k, slope, length, i, s):
     return k + 1
 
 
-@njit(cache=True)
+@jit
 def _greedy_l1(x, g, mu, kap):
     """argmin_Δ kap‖Δ‖₁² + ⟨g, Δ⟩ + μ‖x + Δ‖₁ (returns x + Δ): coordinate moves sorted by slope.
 
@@ -155,7 +155,7 @@ def _greedy_l1(x, g, mu, kap):
     return y
 
 
-@njit(cache=True)
+@jit
 def l1_minkowski_step(x, g, kap, radius):
     """argmin_{‖y‖₁≤r} kap‖y − x‖₁² + ⟨g, y⟩ for x in the ball.
 
@@ -190,7 +190,7 @@ def l1_minkowski_step(x, g, kap, radius):
     return y
 
 
-@njit(cache=True)
+@jit
 def dp_accmd_kernel(kind, param, X, y, row_norms, x0, alpha, ckind, radius, steps, Lc, clip, sigma, p, kappa, rng):
     """Run wang-ye-xu-2017 Alg. 3 for ``steps`` iterations. Returns (y_T, y_k for k = 0..T, releases).
 

@@ -22,9 +22,9 @@ import math
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
 import dpcore
+from dpcore._jit import jit
 from dpcore._validation import check_choice, check_delta, check_positive, check_positive_int
 from dpcore.events import GaussianEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
@@ -70,7 +70,7 @@ def _paper_privacy(event_fn, epsilon, delta, steps, c, noise_multiplier, account
                                "noise_multiplier": z}
 
 
-@njit(cache=True)
+@jit
 def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, steps, lr, clip, sigma, out_index, rng,
                  parallel=False, nonconvex=0.0):
     """Run ``steps`` noisy full-gradient steps (wang-ye-xu-2017 Alg. 4).

@@ -25,8 +25,8 @@ import math
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
+from dpcore._jit import jit
 from dpcore._validation import check_choice, check_positive, check_positive_int, check_relation, check_sampling_rate
 from dpcore.events import GaussianEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
@@ -45,7 +45,7 @@ _PAPER = "Abadi et al. (2016) Theorem 1 states sigma only up to unspecified cons
 _RELATION = {"poisson": "add_remove", "without_replacement": "replace_one"}
 
 
-@njit(cache=True)
+@jit
 def poisson_batch_kernel(rng, n, q, idx):
     """Fill ``idx`` with a Poisson(q) subset of range(n) (independent inclusions, drawn from the
     Generator ``rng`` by geometric skips); returns its size."""
@@ -58,7 +58,7 @@ def poisson_batch_kernel(rng, n, q, idx):
     return count
 
 
-@njit(cache=True)
+@jit
 def fixed_batch_kernel(rng, perm, b):
     """Partial Fisher–Yates: afterwards ``perm[:b]`` is a uniform b-subset (any prior order of perm)."""
     n = perm.shape[0]
@@ -69,7 +69,7 @@ def fixed_batch_kernel(rng, perm, b):
         perm[j] = tmp
 
 
-@njit(cache=True)
+@jit
 def dp_sgd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, steps, lr, clip, sigma,
                   poisson, q, batch, denom, snap_every, rng, nonconvex=0.0):
     """Run ``steps`` DP-SGD steps. Returns (w, snapshots every ``snap_every`` steps, releases,

@@ -39,9 +39,9 @@ from dataclasses import replace
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
 import dpcore
+from dpcore._jit import jit
 from dpcore._validation import check_choice, check_open_unit, check_positive, check_positive_int
 from dpcore.events import ComposedEvent, DpSrmEvent, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
@@ -185,7 +185,7 @@ def dp_srm_paper_sigmas(
             "sampling_rate": tau, "beta": beta}
 
 
-@njit(cache=True)
+@jit
 def dp_srm_query_kernel(kind, param, X, y, row_norms, w_prev, w, idx, count, gamma, clip1, clip2, ref, s1, s2):
     """The released sum of a later step before noise (§6.1's q̃ₜ with clipping):
     ``s1 ← Σ_k [γ·clip_{C₁}(∇ℓ_k(w)) + (1 − γ)·clip_{C₂}(∇ℓ_k(w) − ∇ℓ_k(w_prev))]`` over rows
@@ -201,7 +201,7 @@ def dp_srm_query_kernel(kind, param, X, y, row_norms, w_prev, w, idx, count, gam
     return c1, c2
 
 
-@njit(cache=True)
+@jit
 def dp_srm_kernel(kind, param, X, y, row_norms, w0, alpha, nonconvex, steps, b0, b, gamma, clip1, clip2, sigma0,
                   sigma, step_bound, lr, rng):
     """Run Alg. 1 for ``steps`` = T releases and T updates.

@@ -27,8 +27,8 @@ import math
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
+from dpcore._jit import jit
 from dpcore._validation import check_positive_int
 from dpcore.events import ComposedEvent, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
@@ -47,7 +47,7 @@ __all__ = ["dp_svrg", "dp_svrg_pp", "dp_svrg_kernel"]
 _PAPER = "wang-ye-xu-2017 Theorems 4.1/4.3 state sigma only 'for some constant c'"
 
 
-@njit(cache=True)
+@jit
 def dp_svrg_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, epochs, m, doubling, lr,
                    clip_full, clip_diff, sigma_full, sigma_inner, batch, rng):
     """DP-SVRG (``doubling=False``, Alg. 1) or DP-SVRG++ (``doubling=True``, Alg. 2).

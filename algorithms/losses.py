@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
+from dpcore._jit import jit
 from dpcore._validation import check_nonnegative, check_positive
 
 __all__ = [
@@ -63,7 +63,7 @@ _CLASSIFICATION = (LOGISTIC, SMOOTHED_HINGE)
 # ------------------------------------------------------------------------------------- scalar kernels
 
 
-@njit(cache=True)
+@jit
 def loss_value(kind: int, param: float, z: float, y: float) -> float:
     """ℓ at margin ``z = ⟨w, x⟩`` and label ``y`` (nats for logistic; dimensionless otherwise)."""
     if kind == LOGISTIC:
@@ -89,7 +89,7 @@ def loss_value(kind: int, param: float, z: float, y: float) -> float:
     return s * s / (4.0 * param)
 
 
-@njit(cache=True)
+@jit
 def loss_deriv(kind: int, param: float, z: float, y: float) -> float:
     """dℓ/dz at margin ``z``; the per-example gradient is this times ``x``."""
     if kind == LOGISTIC:
@@ -115,7 +115,7 @@ def loss_deriv(kind: int, param: float, z: float, y: float) -> float:
     return -y * (1.0 + param - m) / (2.0 * param)
 
 
-@njit(cache=True)
+@jit
 def loss_second_deriv(kind: int, param: float, z: float, y: float) -> float:
     """d²ℓ/dz² at margin ``z`` (labels ±1 so ``y² = 1`` for classification)."""
     if kind == LOGISTIC:
@@ -138,7 +138,7 @@ def loss_second_deriv(kind: int, param: float, z: float, y: float) -> float:
 _FAST = {"reassoc", "contract"}
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def row_dot(X: np.ndarray, i: int, w: np.ndarray) -> float:
     """⟨X[i], w⟩ (2-D indexing: no row view, hence no reference counting in the hot loop)."""
     s = 0.0
@@ -147,14 +147,14 @@ def row_dot(X: np.ndarray, i: int, w: np.ndarray) -> float:
     return s
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def row_axpy(a: float, X: np.ndarray, i: int, out: np.ndarray) -> None:
     """out += a·X[i]."""
     for j in range(out.shape[0]):
         out[j] += a * X[i, j]
 
 
-@njit(cache=True)
+@jit
 def mean_loss_kernel(kind: int, param: float, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     """(1/n) Σᵢ ℓ(w; xᵢ, yᵢ), one streaming pass over ``X``."""
     n = X.shape[0]
@@ -164,7 +164,7 @@ def mean_loss_kernel(kind: int, param: float, X: np.ndarray, y: np.ndarray, w: n
     return total / n
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def mean_gradient_kernel(
     kind: int, param: float, X: np.ndarray, y: np.ndarray, w: np.ndarray, out: np.ndarray
 ) -> None:
@@ -177,7 +177,7 @@ def mean_gradient_kernel(
         out[j] /= n
 
 
-@njit(cache=True)
+@jit
 def _deriv_vector(kind: int, param: float, z: np.ndarray, y: np.ndarray, second: bool) -> np.ndarray:
     out = np.empty(z.shape[0])
     for i in range(z.shape[0]):

@@ -48,8 +48,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from dpcore._jit import jit
 from dpcore._validation import check_positive, check_positive_int
 
 from .constraints import L1, LINF, NONE, SIMPLEX, Constraint, get_constraint
@@ -158,7 +158,7 @@ def primal_diameter(con: Constraint, geo: LpGeometry) -> float:
 # --------------------------------------------------------------------------------------- kernels
 
 
-@njit(cache=True)
+@jit
 def lp_norm_kernel(v: np.ndarray, a: float) -> float:
     """‖v‖_a for a ≥ 1 (inf allowed), scaled by max |vⱼ| against overflow / underflow."""
     m = 0.0
@@ -173,7 +173,7 @@ def lp_norm_kernel(v: np.ndarray, a: float) -> float:
     return m * acc ** (1.0 / a)
 
 
-@njit(cache=True)
+@jit
 def _duality_map(v: np.ndarray, a: float, scale: float, out: np.ndarray) -> float:
     """out ← scale·‖v‖_a·sign(v)|v/‖v‖_a|^{a−1} (the gradient of (scale/2)‖·‖_a²); returns ‖v‖_a."""
     nrm = lp_norm_kernel(v, a)
@@ -186,19 +186,19 @@ def _duality_map(v: np.ndarray, a: float, scale: float, out: np.ndarray) -> floa
     return nrm
 
 
-@njit(cache=True)
+@jit
 def mirror_grad_kernel(w: np.ndarray, s: float, kappa: float, out: np.ndarray) -> None:
     """out ← ∇Φ(w) = κ‖w‖_s^{2−s} sign(w)|w|^{s−1}."""
     _duality_map(w, s, kappa, out)
 
 
-@njit(cache=True)
+@jit
 def mirror_inverse_kernel(theta: np.ndarray, r: float, kappa: float, out: np.ndarray) -> None:
     """out ← ∇Φ*(θ) = (1/κ)‖θ‖_r^{2−r} sign(θ)|θ|^{r−1} (the inverse of ∇Φ)."""
     _duality_map(theta, r, 1.0 / kappa, out)
 
 
-@njit(cache=True)
+@jit
 def _soft(theta: np.ndarray, nu: float, kind: int, u: np.ndarray) -> None:
     """u ← soft(θ, ν) (ℓ1 ball) or (θ − ν)₊ (simplex)."""
     for j in range(theta.shape[0]):
@@ -210,7 +210,7 @@ def _soft(theta: np.ndarray, nu: float, kind: int, u: np.ndarray) -> None:
             u[j] = math.copysign(a, theta[j]) if a > 0.0 else 0.0
 
 
-@njit(cache=True)
+@jit
 def _box_point(theta: np.ndarray, N: float, R: float, r: float, s: float, kappa: float, out: np.ndarray) -> None:
     """out ← w(N): |wⱼ| = min(R, (|θⱼ|/(κN^{2−s}))^{r−1}) with the sign of θⱼ (box KKT at ‖w‖_s = N)."""
     c = kappa * N ** (2.0 - s)
@@ -225,7 +225,7 @@ def _box_point(theta: np.ndarray, N: float, R: float, r: float, s: float, kappa:
         out[j] = math.copysign(val, theta[j])
 
 
-@njit(cache=True)
+@jit
 def _residual(kind: int, x: float, theta: np.ndarray, R: float, r: float, s: float, kappa: float,
               u: np.ndarray, out: np.ndarray) -> float:
     """h(x) (non-increasing in x), with the candidate point left in ``out``."""
@@ -240,7 +240,7 @@ def _residual(kind: int, x: float, theta: np.ndarray, R: float, r: float, s: flo
     return acc - R
 
 
-@njit(cache=True)
+@jit
 def _certified_root(kind: int, a: float, b: float, theta: np.ndarray, R: float, r: float, s: float,
                     kappa: float, u: np.ndarray, out: np.ndarray) -> int:
     """Shrink [a, b] (h(a) > 0 ≥ h(b)) to adjacent floats; leave w(b) in ``out``; return iterations."""
@@ -281,7 +281,7 @@ def _certified_root(kind: int, a: float, b: float, theta: np.ndarray, R: float, 
     return it
 
 
-@njit(cache=True)
+@jit
 def bregman_step_kernel(kind: int, radius: float, r: float, s: float, kappa: float, theta: np.ndarray,
                         out: np.ndarray) -> int:
     """out ← argmin_{w∈C} Φ(w) − ⟨θ, w⟩ exactly (module docstring). Returns the number of 1-D root

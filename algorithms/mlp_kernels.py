@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from dpcore._jit import jit
 from mechanisms.kernels import gaussian_noise_kernel
 
 from .clipping import clip_vector_kernel
@@ -30,13 +30,13 @@ __all__ = [
 ]
 
 
-@njit(cache=True)
+@jit
 def n_parameters(d: int, h: int, K: int) -> int:
     """P = h(d + 1) + K(h + 1)."""
     return h * (d + 1) + K * (h + 1)
 
 
-@njit(cache=True)
+@jit
 def _forward(theta, X, i, d, h, K, z, o):
     """Hidden activations z (h) and outputs o (K) of row i."""
     hd = h * d
@@ -55,7 +55,7 @@ def _forward(theta, X, i, d, h, K, z, o):
         o[k] = s
 
 
-@njit(cache=True)
+@jit
 def _output_grad(o, yi, K, do):
     """dLoss/do into ``do``; returns the loss (nats)."""
     if K == 1:
@@ -81,7 +81,7 @@ def _output_grad(o, yi, K, do):
     return loss
 
 
-@njit(cache=True)
+@jit
 def example_gradient_kernel(theta, X, y, i, d, h, K, g, z, o, do):
     """∇_θ loss(θ; xᵢ, yᵢ) into ``g`` (length P); ``z``, ``o``, ``do`` are scratch (h, K, K). Returns the loss."""
     _forward(theta, X, i, d, h, K, z, o)
@@ -105,7 +105,7 @@ def example_gradient_kernel(theta, X, y, i, d, h, K, g, z, o, do):
     return loss
 
 
-@njit(cache=True)
+@jit
 def mlp_logits_kernel(theta, X, d, h, K):
     """Outputs o (n, K) for every row."""
     n = X.shape[0]
@@ -118,7 +118,7 @@ def mlp_logits_kernel(theta, X, d, h, K):
     return out
 
 
-@njit(cache=True)
+@jit
 def mlp_loss_kernel(theta, X, y, d, h, K, grad):
     """Mean loss over all rows; ``grad`` ← mean gradient (length P)."""
     n = X.shape[0]
@@ -136,7 +136,7 @@ def mlp_loss_kernel(theta, X, y, d, h, K, grad):
     return tot / n
 
 
-@njit(cache=True)
+@jit
 def mlp_clipped_sum_kernel(theta, X, y, idx, count, clip, d, h, K, out):
     """``out ← Σ_{k<count} clip_C(∇loss(θ; x_{idx[k]}))``; returns how many were clipped."""
     P = out.shape[0]
@@ -154,7 +154,7 @@ def mlp_clipped_sum_kernel(theta, X, y, idx, count, clip, d, h, K, out):
     return clipped
 
 
-@njit(cache=True)
+@jit
 def mlp_srm_query_kernel(theta, theta_prev, X, y, idx, count, gamma, clip1, clip2, d, h, K, out):
     """DP-SRM's later-step sum (wang-jayaraman-evans-gu §6.1, eq. (6.1)) for the network:
     ``out ← Σ_k [γ·clip_{C₁}(gₖ(θ)) + (1 − γ)·clip_{C₂}(gₖ(θ) − gₖ(θ_prev))]``. Returns (clipped
@@ -183,7 +183,7 @@ def mlp_srm_query_kernel(theta, theta_prev, X, y, idx, count, gamma, clip1, clip
     return c1, c2
 
 
-@njit(cache=True)
+@jit
 def mlp_noisy_sgd_kernel(theta0, X, y, d, h, K, steps, batch, lr, clip, sigma, alpha, rng):
     """``steps`` noisy clipped steps ``θ ← θ − lr·((Σ_B clip_C(gᵢ) + N(0, σ²I))/b + alpha·θ)`` with
     uniform b-subsets (b = n: DP-GD; DP-SGD without replacement; RRPSGD for R steps).
@@ -207,7 +207,7 @@ def mlp_noisy_sgd_kernel(theta0, X, y, d, h, K, steps, batch, lr, clip, sigma, a
     return theta, releases, clipped
 
 
-@njit(cache=True)
+@jit
 def mlp_dp_srm_kernel(theta0, X, y, d, h, K, steps, b0, b, gamma, clip1, clip2, sigma0, sigma, lr, step_bound, alpha,
                       out_index, rng):
     """wang-jayaraman-evans-gu Alg. 1 on the network (as :func:`algorithms.dp_srm.dp_srm_kernel`):

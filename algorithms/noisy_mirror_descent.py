@@ -36,9 +36,9 @@ from functools import lru_cache
 from typing import Optional, Tuple
 
 import numpy as np
-from numba import njit
 
 import dpcore
+from dpcore._jit import jit
 from dpcore.events import ApproxDpEvent, NonPrivateEvent, SelfComposedEvent
 from mechanisms.kernels import generalized_gaussian_noise_kernel
 
@@ -56,7 +56,7 @@ __all__ = ["noisy_mirror_descent", "noisy_mirror_descent_kernel", "paper_sigma",
 _ACCOUNTANT = "composition"
 
 
-@njit(cache=True)
+@jit
 def noisy_mirror_descent_kernel(kind, param, X, y, dual_norms, clip, l2, ckind, cradius, r, s, kappa, w0, steps,
                                 beta, phi_weight, sigma, snap_every, rng):
     """Run Algorithm 3. Returns (ŵ, snapshots of w_t every ``snap_every`` steps, releases, gradient

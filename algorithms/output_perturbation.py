@@ -44,8 +44,8 @@ import time
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
+from dpcore._jit import jit
 from dpcore._validation import check_choice, check_positive, check_positive_int
 from dpcore.events import NonPrivateEvent
 from mechanisms.gaussian import Gaussian
@@ -66,7 +66,7 @@ from .result import SolverResult
 __all__ = ["output_perturbation_gd", "gd_sensitivity", "minimizer_sensitivity", "default_steps"]
 
 
-@njit(cache=True)
+@jit
 def gd_kernel(kind: int, param: float, X: np.ndarray, y: np.ndarray, alpha: float, step: float, steps: int,
               every: int) -> tuple:
     """``steps`` full-gradient steps w ← w − η(∇(1/n)Σℓ + alpha·w) from 0; snapshots every ``every``."""

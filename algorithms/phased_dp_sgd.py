@@ -35,9 +35,9 @@ from functools import lru_cache
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
 import dpcore
+from dpcore._jit import jit
 from dpcore._validation import check_choice
 from dpcore.events import GaussianEvent, NonPrivateEvent
 from mechanisms.kernels import gaussian_noise_kernel
@@ -67,7 +67,7 @@ def lemma14_step(lipschitz: float, n: int, d: int, epsilon: float, delta: float)
     return base / lipschitz
 
 
-@njit(cache=True)
+@jit
 def phased_dp_sgd_kernel(kind, param, X, y, row_norms, perm, sizes, eta, clip, alpha, ckind, cradius, z, rng):
     """Run Algorithm 6. Returns (w_k, phase outputs, releases, gradient evaluations, clipped count).
     Phase i uses perm[start_i : start_i + n_i]; the noise σ_i = z·2Cη_i."""

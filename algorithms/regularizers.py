@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from dpcore._jit import jit
 from dpcore._validation import check_nonnegative
 
 from .constraints import project_kernel
@@ -33,7 +33,7 @@ __all__ = [
 REGULARIZER_NAMES = ("none", "l2", "l1", "elastic_net")
 
 
-@njit(cache=True)
+@jit
 def prox_kernel(alpha: float, l1: float, step: float, v: np.ndarray) -> None:
     """In place: ``v ← prox_{step·r}(v)`` for r = (alpha/2)‖·‖² + l1‖·‖₁ (step in objective⁻¹ units)."""
     thr = step * l1
@@ -53,7 +53,7 @@ def prox_kernel(alpha: float, l1: float, step: float, v: np.ndarray) -> None:
             v[j] = 0.0
 
 
-@njit(cache=True)
+@jit
 def prox_gradient_step_kernel(w, g, scale, lr, alpha, l1, ckind, cradius) -> None:
     """In place: ``w ← Proj_C(prox_{lr·r}(w − scale·g))`` — the (noisy) proximal gradient step of every
     solver here; ``Proj_C ∘ prox`` is the exact prox of r + I_C for the balls and the box."""
@@ -63,7 +63,7 @@ def prox_gradient_step_kernel(w, g, scale, lr, alpha, l1, ckind, cradius) -> Non
     project_kernel(ckind, cradius, w)
 
 
-@njit(cache=True)
+@jit
 def nonconvex_gradient_kernel(lam: float, w: np.ndarray, scale: float, g: np.ndarray) -> None:
     """In place: ``g += scale·∇(lam·Σⱼ wⱼ²/(1 + wⱼ²))``, i.e. ``g[j] += scale·lam·2wⱼ/(1 + wⱼ²)²``."""
     if lam == 0.0:
@@ -74,7 +74,7 @@ def nonconvex_gradient_kernel(lam: float, w: np.ndarray, scale: float, g: np.nda
         g[j] += c * w[j] / (u * u)
 
 
-@njit(cache=True)
+@jit
 def regularizer_value_kernel(alpha: float, l1: float, w: np.ndarray) -> float:
     """(alpha/2)‖w‖₂² + l1‖w‖₁."""
     sq = 0.0

@@ -16,8 +16,9 @@ the reports instead of ``d``. The exponential mechanism has no kernel: its exact
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from dpcore._jit import jit
 
 __all__ = [
     "gaussian_noise_kernel",
@@ -29,19 +30,19 @@ __all__ = [
 ]
 
 
-@numba.njit(cache=True)
+@jit
 def gaussian_noise_kernel(rng: np.random.Generator, d: int, sigma: float) -> np.ndarray:
     """d i.i.d. N(0, σ²) draws (σ in the units of the query)."""
     return rng.normal(0.0, sigma, d)
 
 
-@numba.njit(cache=True)
+@jit
 def laplace_noise_kernel(rng: np.random.Generator, d: int, scale: float) -> np.ndarray:
     """d i.i.d. Laplace(0, b) draws, density exp(−|x|/b)/(2b)."""
     return rng.laplace(0.0, scale, d)
 
 
-@numba.njit(cache=True)
+@jit
 def l2_laplace_noise_kernel(rng: np.random.Generator, d: int, scale: float) -> np.ndarray:
     """One draw of density ∝ exp(−‖b‖₂/scale) in ℝ^d (Gamma-norm / "ℓ2-Laplace" noise).
 
@@ -57,7 +58,7 @@ def l2_laplace_noise_kernel(rng: np.random.Generator, d: int, scale: float) -> n
     return z * (rng.gamma(float(d), scale) / norm)
 
 
-@numba.njit(cache=True)
+@jit
 def lp_direction_kernel(rng: np.random.Generator, d: int, p: float) -> np.ndarray:
     """One direction θ with ‖θ‖_p = 1, distributed by the cone measure of the unit ℓp sphere.
 
@@ -85,7 +86,7 @@ def lp_direction_kernel(rng: np.random.Generator, d: int, p: float) -> np.ndarra
     return g / (m * s ** (1.0 / p))
 
 
-@numba.njit(cache=True)
+@jit
 def generalized_gaussian_noise_kernel(rng: np.random.Generator, d: int, p: float, sigma: float) -> np.ndarray:
     """One draw of density ∝ exp(−‖z‖_p² / (2σ²)) in ℝ^d, p ∈ [1, ∞].
 
@@ -97,7 +98,7 @@ def generalized_gaussian_noise_kernel(rng: np.random.Generator, d: int, p: float
     return radius * lp_direction_kernel(rng, d, p)
 
 
-@numba.njit(cache=True)
+@jit
 def randomized_response_kernel(rng: np.random.Generator, x: np.ndarray, k: int, q_high: int, q_low: int) -> np.ndarray:
     """k-ary randomized response of int64 reports ``x`` in {0, …, k−1}.
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from .._jit import jit
 
 #: Relative safety margin added to float64 closed forms (see module docstring).
 FLOAT_MARGIN = 2.0**-40
@@ -30,7 +31,7 @@ def inflate(values: np.ndarray, margin: float = FLOAT_MARGIN) -> np.ndarray:
     return np.where(np.isinf(v), np.inf, out)
 
 
-@numba.njit(cache=True)
+@jit
 def log_ndtr(x: float) -> float:
     """log Φ(x) for the standard normal cdf Φ, accurate in both tails (float64).
 
@@ -47,7 +48,7 @@ def log_ndtr(x: float) -> float:
     return -0.5 * x2 - math.log(-x) - _LOG_SQRT_2PI + math.log(series)
 
 
-@numba.njit(cache=True)
+@jit
 def log1pexp(x: float) -> float:
     """log(1 + eˣ) without overflow."""
     if x > 0.0:

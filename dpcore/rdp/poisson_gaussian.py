@@ -39,9 +39,9 @@ from functools import lru_cache
 from typing import Optional, Tuple
 
 import mpmath
-import numba
 import numpy as np
 
+from .._jit import jit
 from .._validation import MAX_SUMMED_ORDER, check_orders, check_positive, check_positive_int, check_sampling_rate
 from ..result import round_up
 from ._numerics import inflate, log1pexp, log_ndtr
@@ -64,7 +64,7 @@ _TINY = 5e-324
 # ------------------------------------------------------------------------------------ float kernels
 
 
-@numba.njit(cache=True)
+@jit
 def _log_expm1(c: float) -> float:
     """log(eᶜ − 1) for c > 0."""
     if c > 1.0:
@@ -72,7 +72,7 @@ def _log_expm1(c: float) -> float:
     return math.log(math.expm1(c))
 
 
-@numba.njit(cache=True)
+@jit
 def _log_factorials(n: int) -> np.ndarray:
     """Table of log(j!) = lgamma(j+1) for j = 0 … n."""
     table = np.empty(n + 1)
@@ -81,7 +81,7 @@ def _log_factorials(n: int) -> np.ndarray:
     return table
 
 
-@numba.njit(cache=True)
+@jit
 def _log_s_integer(q: float, sigma: float, alpha: int, log_fact: np.ndarray) -> Tuple[float, float]:
     """(log S_α, absolute error bound on log S_α) for integer α ≥ 2 (MTZ19 §3.3).
 
@@ -114,7 +114,7 @@ def _log_s_integer(q: float, sigma: float, alpha: int, log_fact: np.ndarray) -> 
     return log_s, err
 
 
-@numba.njit(cache=True)
+@jit
 def _acc_add(state: np.ndarray, log_mag: float, sign: float, log_err: float) -> None:
     """Add sign·e^{log_mag} (and an error e^{log_err}) to the scaled compensated sum in ``state``.
 
@@ -145,7 +145,7 @@ def _acc_add(state: np.ndarray, log_mag: float, sign: float, log_err: float) -> 
         state[2] += math.exp(log_err - state[3])
 
 
-@numba.njit(cache=True)
+@jit
 def _log_ndtr_err(x: float, value: float) -> float:
     """Absolute error bound of :func:`log_ndtr` (rounding, plus the asymptotic-series truncation)."""
     if x > 0.0:  # log1p(−Φ̄(x)) branch: relative accuracy
@@ -156,7 +156,7 @@ def _log_ndtr_err(x: float, value: float) -> float:
     return err
 
 
-@numba.njit(cache=True)
+@jit
 def _fractional_series(
     q: float, sigma: float, alpha: float, i0: int, lc0: float, s0: float, minus_one: bool,
     log_abs_tol: float, rem_tol: float, max_terms: int,
@@ -239,7 +239,7 @@ def _fractional_series(
     return state[0] + state[1], state[3], bound, converged
 
 
-@numba.njit(cache=True)
+@jit
 def _log_s_fractional(q: float, sigma: float, alpha: float) -> Tuple[float, float, bool]:
     """(upper bound on log S_α, relative error bound, converged) for fractional α, float64."""
     total, top, bound, converged = _fractional_series(
@@ -251,7 +251,7 @@ def _log_s_fractional(q: float, sigma: float, alpha: float) -> Tuple[float, floa
     return top + math.log(total) + math.log1p(rel), rel, converged
 
 
-@numba.njit(cache=True)
+@jit
 def _rdp_float_kernel(q: float, sigma: float, orders: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """RDP at each order (upper bounds) and a mask of orders that need the mpmath path."""
     n = orders.shape[0]

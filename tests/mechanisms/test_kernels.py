@@ -7,18 +7,18 @@ random seeds); fixed seeds make them deterministic.
 
 import math
 
-import numba
 import numpy as np
 import pytest
 from scipy import stats
 
+from dpcore._jit import jit
 from mechanisms import Gaussian, GeneralizedGaussian, L2Laplace, Laplace, RandomizedResponse, kernels
 
 ALPHA = 1e-3
 REPS = 4_000
 
 
-@numba.njit(cache=True)
+@jit
 def _draw_many(rng, reps, d, p, sigma):
     """Calls the GG kernel with the caller's Generator from inside compiled code, as a solver does."""
     out = np.empty((reps, d))
