@@ -41,9 +41,9 @@ from functools import lru_cache
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
 import dpcore
+from dpcore._jit import jit
 from dpcore.events import NonPrivateEvent, ShuffledEvent
 from mechanisms.kernels import generalized_gaussian_noise_kernel
 
@@ -60,7 +60,7 @@ __all__ = ["batched_truncated_mirror_descent", "shuffled_truncated_mirror_descen
            "truncated_gradient_sum_kernel", "truncated_mirror_descent_kernel", "fmt_delta_term", "local_epsilon"]
 
 
-@njit(cache=True)
+@jit
 def truncated_gradient_sum_kernel(kind, param, X, y, dual_norms, w, idx, start, count, tau, out) -> int:
     """``out ← Σ g_x`` over rows idx[start:start+count] with g_x = ∇ℓ(w; x) if ‖∇ℓ‖_q ≤ τ else 0
     (Su–Zhao–Wang's truncation). ``dual_norms[i] = ‖xᵢ‖_q``. Returns how many were zeroed."""
@@ -76,7 +76,7 @@ def truncated_gradient_sum_kernel(kind, param, X, y, dual_norms, w, idx, start, 
     return zeroed
 
 
-@njit(cache=True)
+@jit
 def truncated_mirror_descent_kernel(kind, param, X, y, dual_norms, perm, steps, batch, tau, l2, ckind, cradius, r, s,
                                     kappa, w0, gamma, sigma, local_noise, snap_every, rng):
     """One pass of Algorithm 7 (``local_noise=False``: one 𝒢𝒢 draw per batch average) or Algorithm 4
