@@ -42,6 +42,9 @@ _ERR_UNITS = 16.0
 #: Gauss–Legendre nodes per panel and the longest panel, in units of the piece's scale
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(8)
 _PANEL = 0.25
+#: P-mass outside the x-range where the split weights use extended precision (float64 beyond:
+#: the larger error term there multiplies at most this much mass)
+_EXTENDED_TAIL = 1e-9
 #: bins narrower than this (in units of the scale) use 3 nodes: Gauss–Legendre's error term
 #: (w/2)^6 f^(6)/… is then below 1e-20 relative for densities varying on the scale
 _NARROW = 2e-3
@@ -88,8 +91,13 @@ def _piece_plan(piece: Piece, tail: float) -> Tuple[float, float, float, float, 
     return x_left, x_right, l_right, l_left, right_mass, left_mass
 
 
-def _bin_piece(piece: Piece, x_left: float, x_right: float, k0: int, k1: int, h: float, extended: bool):
-    """Bins (a_{k−1}, a_k], k = k0+1..k1: (k, P(bin), ∫_bin (1 − e^{a_{k−1}−L}) dP)."""
+def _bin_piece(piece: Piece, x_left: float, x_right: float, k0: int, k1: int, h: float,
+               ext_range: Tuple[float, float]):
+    """Bins (a_{k−1}, a_k], k = k0+1..k1: (k, P(bin), ∫_bin (1 − e^{a_{k−1}−L}) dP, extended?).
+
+    The loss in the split weight is evaluated in extended precision for panels inside
+    ``ext_range`` (an x-interval; empty for none) and in float64 elsewhere.
+    """
     edges = np.arange(k0, k1 + 1) * h
     lo_l, hi_l = (float(v) for v in sorted(piece.loss(np.array([x_left, x_right]))))
     with np.errstate(all="ignore"):
@@ -109,23 +117,26 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, k0: int, k1: int, h:
     pos = np.arange(owner.size) - first
     pw = width[owner] / panels[owner]
     p0 = xs[owner] + pos * pw
-    wide = np.longdouble if extended else np.float64
-    a_ext = (ks.astype(wide) - 1) * wide(h)
+    ext_panel = (p0 + pw >= ext_range[0]) & (p0 <= ext_range[1])
+    ext_bin = np.bincount(owner, weights=ext_panel, minlength=ks.size) > 0
     mass = np.zeros(ks.size)
     up = np.zeros(ks.size)
     narrow = pw <= _NARROW * piece.scale
     for sel, (nodes_std, weights_std) in ((narrow, (_NODES3, _WEIGHTS3)), (~narrow, (_NODES, _WEIGHTS))):
-        if not np.any(sel):
-            continue
-        o = owner[sel]
-        nodes = p0[sel][:, None] + 0.5 * pw[sel][:, None] * (nodes_std[None, :] + 1.0)
-        dens = piece.pdf_p(nodes) * (0.5 * pw[sel][:, None] * weights_std[None, :])
-        with np.errstate(all="ignore"):  # loss − a to ~2⁻⁶⁴·|loss| absolute (it is compared with h)
-            gain = (-np.expm1(a_ext[o][:, None] - piece.loss(nodes.astype(wide)))).astype(float)
-        gain = np.clip(np.nan_to_num(gain, nan=0.0), 0.0, -math.expm1(-h))
-        mass += np.bincount(o, weights=dens.sum(axis=1), minlength=ks.size)
-        up += np.bincount(o, weights=(dens * gain).sum(axis=1), minlength=ks.size)
-    return ks, mass, up
+        for wide in (np.longdouble, np.float64):
+            part = sel & (ext_panel if wide is np.longdouble else ~ext_panel)
+            if not np.any(part):
+                continue
+            o = owner[part]
+            nodes = p0[part][:, None] + 0.5 * pw[part][:, None] * (nodes_std[None, :] + 1.0)
+            dens = piece.pdf_p(nodes) * (0.5 * pw[part][:, None] * weights_std[None, :])
+            a_low = (ks[o].astype(wide) - 1) * wide(h)
+            with np.errstate(all="ignore"):  # loss − a to ~u·|loss| absolute (it is compared with h)
+                gain = (-np.expm1(a_low[:, None] - piece.loss(nodes.astype(wide)))).astype(float)
+            gain = np.clip(np.nan_to_num(gain, nan=0.0), 0.0, -math.expm1(-h))
+            mass += np.bincount(o, weights=dens.sum(axis=1), minlength=ks.size)
+            up += np.bincount(o, weights=(dens * gain).sum(axis=1), minlength=ks.size)
+    return ks, mass, up, ext_bin
 
 
 def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -> GridPld:
@@ -164,6 +175,7 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -
         raise UnsupportedEventError(
             f"discretization={h} needs {k1 - k0 + 1} grid points for one step (> {MAX_GRID_POINTS}); "
             "use a larger discretization")
+    ext_all: List[np.ndarray] = []
     ks_all: List[np.ndarray] = []
     mass_all: List[np.ndarray] = []
     up_all: List[np.ndarray] = []
@@ -171,8 +183,10 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -
     edge = 0.0
     extra = np.zeros(k1 - k0 + 1)
     for piece, (x_left, x_right, l_min, l_max, below, above) in zip(model.pieces, plans):
-        ks, mass, up = _bin_piece(piece, x_left, x_right, int(math.floor(l_min / h)) - 1,
-                                  int(math.ceil(l_max / h)) + 1, h, extended)
+        ext_range = (_cut(piece, -1, _EXTENDED_TAIL), _cut(piece, +1, _EXTENDED_TAIL)) if extended else (1.0, 0.0)
+        ks, mass, up, ext = _bin_piece(piece, x_left, x_right, int(math.floor(l_min / h)) - 1,
+                                       int(math.ceil(l_max / h)) + 1, h, ext_range)
+        ext_all.append(ext)
         ks_all.append(ks)
         mass_all.append(mass)
         up_all.append(up)
@@ -184,6 +198,7 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -
         la = at.loss[finite]
         ks = np.ceil(la / h).astype(np.int64)
         ks_all.append(ks)
+        ext_all.append(np.zeros(ks.size, dtype=bool))
         mass_all.append(at.p[finite])
         up_all.append(at.p[finite] * np.clip(-np.expm1((ks - 1) * h - la), 0.0, -math.expm1(-h)))
     ks = np.concatenate(ks_all) - k0
@@ -195,6 +210,6 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -
     size = k1 - k0 + 1
     pmf = np.bincount(ks, weights=p_hi, minlength=size) + np.bincount(ks - 1, weights=p_lo, minlength=size) + extra
     a = np.abs((ks + k0 - 1) * h)
-    u_loss = _U_LOSS if extended else _U
+    u_loss = np.where(np.concatenate(ext_all), _U_LOSS, _U)
     err = _ERR_UNITS * float(np.sum(mass * (_U + u_loss * (a + h) / denom))) + _ERR_UNITS * _U * (edge + inf_mass)
     return GridPld(h, k0, pmf, inf_mass, err, 0.0, edge, 1, h * h)

@@ -223,22 +223,29 @@ class LaplacePiece(Piece):
                 (mpmath.exp(-(1 - x) / b) - t) / 2, -mpmath.expm1(-(1 - x) / b) / 2)
 
 
+def _piecewise(loss: Array, small: Callable[[Array], Array], large: Callable[[Array], Array]) -> Array:
+    """``small`` where loss ≤ 30, ``large`` elsewhere (each evaluated only where it is used)."""
+    loss = np.asarray(loss)
+    big = loss > 30.0
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if not np.any(big):
+            return small(loss)
+        out = np.empty_like(loss)
+        out[~big] = small(loss[~big])
+        out[big] = large(loss[big])
+    return out
+
+
 def _subsampled_loss(loss: Array, q: float) -> Array:
     """log(1 − q + q e^L), accurate for small L and without overflow for large L."""
-    loss = np.asarray(loss)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        small = np.log1p(q * np.expm1(np.minimum(loss, 30.0)))
-        large = loss + math.log(q) + np.log1p((1.0 - q) / q * np.exp(-np.maximum(loss, 30.0)))
-    return np.where(loss <= 30.0, small, large)
+    return _piecewise(loss, lambda v: np.log1p(q * np.expm1(v)),
+                      lambda v: v + math.log(q) + np.log1p((1.0 - q) / q * np.exp(-v)))
 
 
 def _subsampled_loss_inv(loss: Array, q: float) -> Array:
     """The L with log(1 − q + q e^L) = ``loss`` (−∞ at loss = log(1 − q))."""
-    loss = np.asarray(loss)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        small = np.log1p(np.expm1(np.minimum(loss, 30.0)) / q)
-        large = loss - math.log(q) + np.log1p(-(1.0 - q) * np.exp(-np.maximum(loss, 30.0)))
-    return np.where(loss <= 30.0, small, large)
+    return _piecewise(loss, lambda v: np.log1p(np.expm1(v) / q),
+                      lambda v: v - math.log(q) + np.log1p(-(1.0 - q) * np.exp(-v)))
 
 
 class _SubsampledPiece(Piece):

@@ -19,8 +19,11 @@ Composition is the convolution of the P-distributions of the loss (Sommer, Meise
 Koskela, Jälkö, Honkela 2020), computed with a real FFT. The FFT error follows Higham, "Accuracy
 and Stability of Numerical Algorithms" (2nd ed.), Thm 24.2: with γ = log₂(n)·η, η = 8u (pocketfft
 twiddles accurate to about one ulp), every entry of the computed convolution is within
-``4(γ + u)(‖a‖₂‖b‖₁ + ‖a‖₁‖b‖₂)`` of the exact one; entries below that level are set to 0 and
-their size is charged to ``err`` together with √n times the entrywise bound.
+``4(γ + u)(‖a‖₂‖b‖₁ + ‖a‖₁‖b‖₂)`` of the exact one; √n times that bound is charged to ``err``,
+and negative entries are set to 0 with their size charged too. A convolution of distributions
+with long light tails is split into bulk × bulk (small; extended precision where the result is
+reused often) and the tail terms (full length, float64, but with an error bound proportional to
+the tail mass).
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ _U_EXTENDED = 2.0**-64 if np.finfo(np.longdouble).nmant >= 63 else _U
 #: choosing where to truncate (a speed heuristic only: whatever is cut is moved pessimistically
 #: and accounted in ``moved``); observed FFT errors are ~2000x below the worst case
 _NOISE_FRACTION = 1.0 / 4096.0
+#: a convolution is split into bulk × bulk (in the requested precision) and the terms with a tail
+#: of at most this mass on either side (float64): the FFT error bound scales with the norms of the
+#: factors, so the long, light tails of the early squarings no longer need extended precision
+_BULK_TAIL = 1e-5
 
 
 def hoeffding_shift(spread: float, eta: float) -> float:
@@ -50,6 +57,31 @@ def hoeffding_shift(spread: float, eta: float) -> float:
     probability at most η (Azuma–Hoeffding inequality, Hoeffding 1963 Thm 2).
     """
     return spread / 8.0 + math.sqrt(spread * math.log(1.0 / eta) / 2.0)
+
+
+def _convolve(a: np.ndarray, b: np.ndarray, extended: bool, same: bool) -> Tuple[np.ndarray, float]:
+    """Linear convolution by real FFT and a bound on the error of every entry (Higham, Thm 24.2,
+    in the FFT's precision, plus rounding the result to float64)."""
+    n = a.size + b.size - 1
+    nfft = sfft.next_fast_len(n, real=True)
+    u = _U_EXTENDED if extended else _U
+    dtype = np.longdouble if extended else np.float64
+    fa = sfft.rfft(a.astype(dtype), nfft)
+    fb = fa if same else sfft.rfft(b.astype(dtype), nfft)
+    c = sfft.irfft(fa * fb, nfft)[:n].astype(np.float64)
+    sa, sb = float(np.sum(np.abs(a))), float(np.sum(np.abs(b)))
+    na, nb = math.sqrt(float(np.sum(a * a))), math.sqrt(float(np.sum(b * b)))
+    gamma = math.log2(max(nfft, 2)) * 8.0 * u
+    return c, 4.0 * (gamma + u) * (na * sb + sa * nb) * (1.0 + _U) + _U * (na * sb)
+
+
+def _bulk(p: np.ndarray) -> Tuple[int, int]:
+    """Index window holding all but ≤ _BULK_TAIL of the mass on each side."""
+    cdf = np.cumsum(p)
+    total = float(cdf[-1])
+    i0 = int(np.searchsorted(cdf, _BULK_TAIL * total, side="right"))
+    i1 = int(np.searchsorted(cdf, (1.0 - _BULK_TAIL) * total, side="left"))
+    return min(i0, p.size - 1), min(max(i1, i0), p.size - 1)
 
 
 @dataclass(frozen=True)
@@ -79,9 +111,10 @@ class GridPld:
     def compose(self, other: "GridPld", tail: float, extended: bool = False) -> "GridPld":
         """PLD of the composition of the two pairs, then tail-truncated (each side ≤ ``tail``).
 
-        ``extended``: run the FFT in x87 extended precision (``np.longdouble``, unit roundoff
-        2⁻⁶⁴), ~3x slower and ~2000x smaller error bound; used where the result is reused many
-        times (early squarings), whose error is multiplied by the number of uses.
+        ``extended``: the accurate mode, used where the result is reused many times (early
+        squarings, whose error is multiplied by the number of uses): the bulk × bulk product runs
+        in x87 extended precision (``np.longdouble``, unit roundoff 2⁻⁶⁴) and the tail terms in
+        float64 (their error bound is proportional to the tail mass).
         """
         if self.h < other.h:  # grids are nested (h0·2^j): bring both to the coarser one
             return self.coarsen(int(round(other.h / self.h))).compose(other, tail, extended)
@@ -89,22 +122,34 @@ class GridPld:
             return self.compose(other.coarsen(int(round(self.h / other.h))), tail, extended)
         a, b = self.pmf, other.pmf
         n = a.size + b.size - 1
-        nfft = sfft.next_fast_len(n, real=True)
-        u = _U_EXTENDED if extended else _U
-        dtype = np.longdouble if extended else np.float64
-        fa = sfft.rfft(a.astype(dtype), nfft)
-        fb = fa if other is self else sfft.rfft(b.astype(dtype), nfft)
-        c = sfft.irfft(fa * fb, nfft)[:n].astype(np.float64)
         sa, sb = float(np.sum(a)), float(np.sum(b))
-        na, nb = math.sqrt(float(np.sum(a * a))), math.sqrt(float(np.sum(b * b)))
-        gamma = math.log2(max(nfft, 2)) * 8.0 * u
-        # Higham Thm 24.2 bound in the FFT's precision, plus rounding the result to float64
-        entry = 4.0 * (gamma + u) * (na * sb + sa * nb) * (1.0 + _U) + _U * (na * sb)
+        ia0, ia1 = _bulk(a)
+        ib0, ib1 = _bulk(b)
+        if not extended or ia1 - ia0 + ib1 - ib0 + 2 >= n // 2:  # one float64 / short convolution
+            c, entry = _convolve(a, b, extended, other is self)
+            l1 = math.sqrt(n) * entry
+        else:
+            # a*b = Ba*Bb + (a*b − Ba*Bb): the bulk product in the requested precision, the rest —
+            # every term of which carries a tail of mass ≤ _BULK_TAIL — in float64 at full length
+            ra, rb = a.copy(), b.copy()
+            ra[ia0:ia1 + 1] = 0.0
+            rb[ib0:ib1 + 1] = 0.0
+            bulk, e_bulk = _convolve(a[ia0:ia1 + 1], b[ib0:ib1 + 1], extended, other is self)
+            if other is self:  # 2·Ba*Ra + Ra*Ra = (2a − Ra)*Ra
+                c, e_rest = _convolve(2.0 * a - ra, ra, False, False)
+            else:  # Ba*Rb + Ra*b
+                c, e1 = _convolve(a - ra, rb, False, False)
+                c2, e2 = _convolve(ra, b, False, False)
+                c += c2
+                e_rest = e1 + e2 + _U * float(np.max(np.abs(c)))
+            c[ia0 + ib0:ia0 + ib0 + bulk.size] += bulk
+            entry = e_bulk + e_rest + _U * float(np.max(bulk))
+            l1 = math.sqrt(bulk.size) * e_bulk + math.sqrt(n) * (e_rest + _U * float(np.max(bulk)))
         negative = c < 0.0
         clamped = -float(np.sum(c[negative]))
         c[negative] = 0.0
         err = (self.err * max(1.0, other.mass()) + other.err * max(1.0, self.mass())
-               + math.sqrt(n) * entry + _U * sa * sb + clamped)
+               + l1 + _U * sa * sb + clamped)
         inf_mass = (self.inf_mass * (sb + other.inf_mass) + sa * other.inf_mass) * (1.0 + 8.0 * _U)
         out = GridPld(self.h, self.start + other.start, c, inf_mass, err, self.moved + other.moved,
                       self.edge + other.edge, self.count + other.count, self.spread + other.spread)
