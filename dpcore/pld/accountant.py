@@ -26,7 +26,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._validation import check_delta, check_nonnegative, check_positive
+from .._validation import check_delta, check_nonnegative, check_positive, check_positive_int
 from ..events import NoOpEvent, PrivacyEvent
 from ..result import PrivacyResult, round_down, round_up
 from .discretize import discretize
@@ -155,6 +155,7 @@ def pld_epsilon(
     tail_mass: Optional[float] = None,
     certify: bool = False,
     fast: bool = False,
+    max_bulk: int = DEFAULT_MAX_BULK,
 ) -> PrivacyResult:
     """Least ε (certified upper bound) with ``event`` (ε, δ)-DP, with an optimistic lower bound.
 
@@ -174,6 +175,9 @@ def pld_epsilon(
     fast : bool
         Coarser default grid and float64 FFTs (:data:`FAST_SETTINGS`): a few times faster, still a
         certified upper bound, slightly less tight (``accountant="auto"`` uses it).
+    max_bulk : int
+        Grid points across a block's central 99.8 % before it is moved to a coarser grid
+        (larger: tighter and slower).
 
     Returns
     -------
@@ -183,7 +187,8 @@ def pld_epsilon(
     """
     delta = check_delta("delta", delta)
     tail = min(DEFAULT_TAIL_MASS, 1e-6 * delta) if tail_mass is None else check_positive("tail_mass", tail_mass)
-    plds, h = composed_plds(event, discretization=discretization, tail_mass=tail, fast=fast)
+    plds, h = composed_plds(event, discretization=discretization, tail_mass=tail, fast=fast,
+                            max_bulk=check_positive_int("max_bulk", max_bulk, minimum=16))
     if not plds:
         return PrivacyResult(0.0, delta, event.relation, "pld", "no private release", details={"bounds": (0.0, 0.0), "gap": 0.0})
     pairs = [p.epsilon_bounds(delta) for p in plds]
@@ -204,6 +209,7 @@ def pld_delta(
     discretization: Optional[float] = None,
     tail_mass: Optional[float] = None,
     fast: bool = False,
+    max_bulk: int = DEFAULT_MAX_BULK,
 ) -> PrivacyResult:
     """Least δ (certified upper bound) with ``event`` (ε, δ)-DP; ``details["bounds"]`` = (δ_lower, δ_upper).
 
@@ -211,7 +217,8 @@ def pld_delta(
     """
     eps = check_nonnegative("epsilon", epsilon)
     tail = DEFAULT_TAIL_MASS if tail_mass is None else check_positive("tail_mass", tail_mass)
-    plds, h = composed_plds(event, discretization=discretization, tail_mass=tail, fast=fast)
+    plds, h = composed_plds(event, discretization=discretization, tail_mass=tail, fast=fast,
+                            max_bulk=check_positive_int("max_bulk", max_bulk, minimum=16))
     if not plds:
         return PrivacyResult(eps, 0.0, event.relation, "pld", "no private release", details={"bounds": (0.0, 0.0), "gap": 0.0})
     pairs = [p.delta_bounds(eps) for p in plds]

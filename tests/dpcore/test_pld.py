@@ -8,7 +8,6 @@ composed Poisson-subsampled Gaussian profile for T ≤ 3 (test_pld_subsampled.py
 
 import math
 
-import numpy as np
 import pytest
 
 import dpcore
