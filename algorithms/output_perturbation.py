@@ -2,8 +2,9 @@
 Alg. 1 / Corollary 8), or of gradient descent (Zhang, Zheng, Mou, Wang 2017, Algorithm 1).
 
 ``method="minimizer"`` (the default when alpha > 0 and no GD schedule is given): minimise F(w) = (1/n) Σᵢ ℓ(w; xᵢ, yᵢ) +
-(alpha/2)‖w‖² by damped Newton (:func:`algorithms._perturbation.newton_solve`) to ‖∇F(ŵ)‖₂ ≤ γ
-(``gradient_tol``; ``RuntimeError`` otherwise) and release ``ŵ + z``. Sensitivity under replace-one:
+(alpha/2)‖w‖² by damped Newton (:func:`algorithms._perturbation.newton_solve`, aiming at γ/4) to a
+*certified* ‖∇F(ŵ)‖₂ ≤ γ (``gradient_tol``; float value plus rounding-error bound,
+:func:`algorithms._residual.certified_gradient_norm`; ``RuntimeError`` otherwise) and release ``ŵ + z``. Sensitivity under replace-one:
 F is alpha-strongly convex and F_D − F_D′ = (ℓ(·; z) − ℓ(·; z′))/n has a gradient of norm ≤ 2L/n,
 so the exact minimisers satisfy ‖w*_D − w*_D′‖ ≤ 2L/(n·alpha) (Chaudhuri et al. 2011, Corollary 8
 — the strong-convexity argument of their Lemma 7); strong convexity also gives
@@ -51,6 +52,7 @@ from dpcore.events import NonPrivateEvent
 from mechanisms.gaussian import Gaussian
 from mechanisms.laplace import L2Laplace
 
+from ._data import admitted_norm_bound
 from ._perturbation import (
     calibrate_gaussian_parts,
     diagnostics,
@@ -59,6 +61,7 @@ from ._perturbation import (
     setup,
     warn_if_over_target,
 )
+from ._residual import certified_gradient_norm, check_residual
 from .constraints import get_constraint
 from .losses import mean_gradient_kernel
 from .result import SolverResult
@@ -215,7 +218,10 @@ def output_perturbation_gd(
         method = "gd" if explicit_gd or (a == 0.0 and not math.isinf(eps)) else "minimizer"
     if method == "minimizer":
         gamma = check_positive("gradient_tol", gradient_tol)
-        w, gnorm, evals, snaps = newton_solve(lossf, data.X, data.y, a, np.zeros(d), tol=gamma)
+        w, gnorm, evals, snaps = newton_solve(lossf, data.X, data.y, a, np.zeros(d), tol=0.25 * gamma)
+        if a > 0 and not math.isinf(eps):  # γ must bound the exact ‖∇F(ŵ)‖, not its float value (issue 13)
+            gnorm = certified_gradient_norm(lossf, data.X, data.y, w, a, np.zeros(d), admitted_norm_bound(R, d))
+            check_residual(gnorm, gamma, "output_perturbation_gd(method='minimizer')")
         sens = minimizer_sensitivity(L, a, n, gamma) if a > 0 else math.inf
         T, eta = len(snaps) - 1, 1.0 / beta
         extra = {"gradient_norm": gnorm, "newton_iterations": T,

@@ -208,3 +208,10 @@ def test_row_norm_slack_is_covered_by_the_sensitivity():
     L = Fraction(res.details["L"])  # logistic: L = R' with R' the admitted bound
     assert L * L >= sum(Fraction(float(v)) ** 2 for v in Xs[0])
     assert res.details["L"] == admitted_norm_bound(1.0, 3) > 1.0 + 1e-9
+
+
+def test_output_perturbation_minimizer_certifies_its_gradient_tolerance():
+    from algorithms import output_perturbation_gd
+
+    res = output_perturbation_gd(X, Y, epsilon=1.0, delta=1e-5, alpha=0.01, gradient_tol=1e-9)
+    assert res.details["method"] == "minimizer" and res.details["gradient_norm"] <= 1e-9
