@@ -29,7 +29,7 @@ import numpy as np
 from .._validation import check_delta, check_nonnegative, check_positive, check_positive_int
 from ..events import NoOpEvent, PrivacyEvent
 from ..result import PrivacyResult, round_down, round_up
-from .discretize import discretize
+from .discretize import discretize, loss_span
 from .leaves import leaf_models
 from .losses import LossModel
 from .pmf import GridPld
@@ -43,7 +43,10 @@ DEFAULT_MAX_BULK = 8192
 #: squared blocks reused at least this often are computed with extended-precision FFTs
 EXTENDED_USES = 8
 #: ``fast=True`` (used by ``accountant="auto"``): (leaf points per sd, max bulk, extended uses)
-FAST_SETTINGS = (32, 1024, 1 << 62)
+FAST_SETTINGS = (32, 1024, 1024)
+#: most grid points of one leaf with the default discretisation (``fast``: the second value); the
+#: grid is made coarser when a leaf's loss range needs more (e.g. very small sampling rates)
+MAX_LEAF_POINTS = (1 << 19, 1 << 16)
 #: total P-mass the tail truncations may move (default; also capped at 1e-4·δ for ε queries)
 DEFAULT_TAIL_MASS = 1e-14
 _METHOD = ("privacy loss distribution: connect-the-dots discretisation (Doroshenko et al. 2022), "
@@ -84,10 +87,12 @@ def _leaf_spread(model: LossModel, tail: float) -> float:
     return max(sd, h)
 
 
-def _grid(parts, discretization: Optional[float], tail: float, per_sd: int) -> float:
+def _grid(parts, discretization: Optional[float], tail: float, per_sd: int, max_points: int) -> float:
     if discretization is not None:
         return check_positive("discretization", discretization)
-    return min(_leaf_spread(models[0], tail) for models, _ in parts) / per_sd
+    h = min(_leaf_spread(models[0], tail) for models, _ in parts) / per_sd
+    span = max(loss_span(m, tail) for models, _ in parts for m in models)
+    return max(h, span / max_points)
 
 
 def composed_plds(
@@ -114,7 +119,7 @@ def composed_plds(
     per_sd, fast_bulk, extended_uses = FAST_SETTINGS if fast else (LEAF_POINTS_PER_SD, max_bulk, EXTENDED_USES)
     if fast and max_bulk == DEFAULT_MAX_BULK:
         max_bulk = fast_bulk
-    h = _grid(parts, discretization, leaf_tail, per_sd)
+    h = _grid(parts, discretization, leaf_tail, per_sd, MAX_LEAF_POINTS[1 if fast else 0])
     trunc_tail = tail_mass / (4.0 * len(parts))  # per block (self_compose shares it out) and per join
     symmetric = all(m[0] is m[1] for m, _ in parts)
     cache: Dict[int, GridPld] = {}

@@ -32,7 +32,7 @@ from ..events import UnsupportedEventError
 from .losses import LossModel, Piece
 from .pmf import GridPld
 
-__all__ = ["discretize", "MAX_GRID_POINTS"]
+__all__ = ["discretize", "loss_span", "MAX_GRID_POINTS"]
 
 _U = 2.0**-53
 #: unit roundoff of the loss evaluation inside the split weights (x87 extended precision)
@@ -137,6 +137,15 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, k0: int, k1: int, h:
             mass += np.bincount(o, weights=dens.sum(axis=1), minlength=ks.size)
             up += np.bincount(o, weights=(dens * gain).sum(axis=1), minlength=ks.size)
     return ks, mass, up, ext_bin
+
+
+def loss_span(model: LossModel, tail: float) -> float:
+    """Width (nats) of the loss range :func:`discretize` covers with cut mass ``tail``."""
+    plans = [_piece_plan(p, tail) for p in model.pieces]
+    finite = model.atoms.loss[np.isfinite(model.atoms.loss) & (model.atoms.p > 0)]
+    lows = [pl[2] for pl in plans] + list(finite)
+    highs = [pl[3] for pl in plans] + list(finite)
+    return max(highs) - min(lows) if lows else 0.0
 
 
 def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -> GridPld:
