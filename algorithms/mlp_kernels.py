@@ -21,7 +21,7 @@ import numpy as np
 from dpcore._jit import jit
 from mechanisms.kernels import gaussian_noise_kernel
 
-from .clipping import clip_vector_kernel
+from .clipping import clip_factor, clip_vector_kernel
 from .dp_sgd import fixed_batch_kernel
 
 __all__ = [
@@ -138,19 +138,71 @@ def mlp_loss_kernel(theta, X, y, d, h, K, grad):
 
 @jit
 def mlp_clipped_sum_kernel(theta, X, y, idx, count, clip, d, h, K, out):
-    """``out ← Σ_{k<count} clip_C(∇loss(θ; x_{idx[k]}))``; returns how many were clipped."""
-    P = out.shape[0]
-    g = np.empty(P)
+    """``out ← Σ_{k<count} clip_C(∇loss(θ; x_{idx[k]}))``; returns how many were clipped.
+
+    Fused: the per-example gradient is never materialised. Its W₁ block is the outer product
+    δa ⊗ x and its W₂ block δo ⊗ z, so ‖g‖² = ‖δa‖²(‖x‖² + 1) + ‖δo‖²(‖z‖² + 1) costs O(h + K) after
+    the forward pass, and the clipped gradient is accumulated as f·δa ⊗ x directly; zero features
+    (sparse rows such as a9a's one-hot ones) are skipped in both passes.
+    """
     z = np.empty(h)
     o = np.empty(K)
     do = np.empty(K)
+    da = np.empty(h)
+    nz = np.empty(d, np.int64)
+    hd = h * d
+    off2 = hd + h
+    off3 = off2 + K * h
     out[:] = 0.0
     clipped = 0
     for k in range(count):
-        example_gradient_kernel(theta, X, y, idx[k], d, h, K, g, z, o, do)
-        if clip_vector_kernel(g, clip) > clip:
+        i = idx[k]
+        m = 0
+        xsq = 0.0
+        for j in range(d):
+            v = X[i, j]
+            if v != 0.0:
+                nz[m] = j
+                m += 1
+                xsq += v * v
+        for u in range(h):
+            a = theta[hd + u]
+            base = u * d
+            for q in range(m):
+                a += theta[base + nz[q]] * X[i, nz[q]]
+            z[u] = math.tanh(a)
+        for c in range(K):
+            a = theta[off3 + c]
+            for u in range(h):
+                a += theta[off2 + c * h + u] * z[u]
+            o[c] = a
+        _output_grad(o, y[i], K, do)
+        dasq = 0.0
+        zsq = 0.0
+        for u in range(h):
+            s = 0.0
+            for c in range(K):
+                s += theta[off2 + c * h + u] * do[c]
+            da[u] = s * (1.0 - z[u] * z[u])
+            dasq += da[u] * da[u]
+            zsq += z[u] * z[u]
+        dosq = 0.0
+        for c in range(K):
+            dosq += do[c] * do[c]
+        f = clip_factor(math.sqrt(dasq * (xsq + 1.0) + dosq * (zsq + 1.0)), clip)
+        if f < 1.0:
             clipped += 1
-        out += g
+        for u in range(h):
+            a = f * da[u]
+            base = u * d
+            for q in range(m):
+                out[base + nz[q]] += a * X[i, nz[q]]
+            out[hd + u] += a
+        for c in range(K):
+            a = f * do[c]
+            for u in range(h):
+                out[off2 + c * h + u] += a * z[u]
+            out[off3 + c] += a
     return clipped
 
 
