@@ -131,11 +131,11 @@ def sampled_without_replacement_gaussian_rdp(
     if m == n:
         return base
     _, top = integer_orders_needed(alpha)
-    u2 = 1.0 / (sigma * sigma)
-    if not math.isfinite(u2) or u2 == 0.0:
+    if not 1e-150 < sigma < 1e150:
         # σ so small that 1/σ² overflows: no amplification is claimed; σ so large that it
         # underflows: the base curve (≤ a few ulps) is already the answer.
         return base
+    u2 = 1.0 / (sigma * sigma)
     k_top = _chi_top(sigma)
     log_chi = np.array(_log_chi_even_upper(sigma, k_top)) if k_top >= 4 else np.zeros(1)
     log_gamma = math.log(m / n)

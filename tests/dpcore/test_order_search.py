@@ -31,7 +31,7 @@ def test_default_is_auto_and_exact_for_unsampled_gaussians():
 
 def test_continuous_order_below_the_grid():
     # q = 0.01, σ = 0.1, T = 100: the grid stops at 1.1 (ε = 1041); the optimum is near α = 1.046
-    res = dpcore.get_epsilon(sgm(0.01, 0.1, 100), 1e-5)
+    res = dpcore.get_epsilon(sgm(0.01, 0.1, 100), 1e-5, accountant="rdp")
     grid = dpcore.get_epsilon(sgm(0.01, 0.1, 100), 1e-5, accountant="rdp", optimize_order=False)
     assert grid.epsilon > 1040
     assert res.epsilon < 415 and 1.0 < res.order < 1.05
@@ -41,7 +41,7 @@ def test_continuous_order_below_the_grid():
 
 
 def test_continuous_order_reaches_close_to_one():
-    res = dpcore.get_epsilon(sgm(0.01, 0.05, 10_000), 1e-5)
+    res = dpcore.get_epsilon(sgm(0.01, 0.05, 10_000), 1e-5, accountant="rdp")
     assert MIN_ORDER <= res.order < 1.01
     assert res.epsilon < dpcore.get_epsilon(sgm(0.01, 0.05, 10_000), 1e-5, accountant="rdp",
                                             optimize_order=False).epsilon / 10
@@ -63,15 +63,21 @@ def test_refined_epsilon_never_worse_than_grid_and_get_delta_consistent(q, sigma
     res = dpcore.get_epsilon(event, 1e-5, accountant="rdp")
     assert res.epsilon <= grid
     if 0 < res.epsilon < 1e4:
-        assert dpcore.get_delta(event, res.epsilon, accountant="rdp").delta <= 1e-5 * (1 + 1e-9)
+        # the reported (ε, order) pair is consistent: δ at ε from that order alone is ≤ δ
+        at_order = dpcore.get_delta(event, res.epsilon, accountant="rdp", orders=[res.order])
+        assert at_order.delta <= 1e-5 * (1 + 1e-9)
+        # and the continuous δ search is never worse than the grid
+        refined = dpcore.get_delta(event, res.epsilon, accountant="rdp")
+        assert refined.delta <= dpcore.get_delta(event, res.epsilon, accountant="rdp", optimize_order=False).delta
 
 
 def test_kl_tv_rule_gives_zero_where_valid():
     # q = 1e-6, σ = 5, T = 1000: KL ≤ D_{1+1e-6} ≈ 2e-11, TV ≤ √(KL/2) ≈ 3.2e-6 < δ = 1e-5
     event = sgm(1e-6, 5.0, 1000)
-    res = dpcore.get_epsilon(event, 1e-5, certify=True)
+    res = dpcore.get_epsilon(event, 1e-5, accountant="rdp", certify=True)
     assert res.epsilon == 0.0 and res.method == "rdp->dp:kl_tv" and res.certified
-    assert dpcore.get_delta(event, 0.0).delta < 1e-5
+    assert dpcore.get_delta(event, 0.0, accountant="rdp").delta < 1e-5
+    assert dpcore.get_epsilon(event, 1e-5).epsilon == 0.0  # the default (auto) too
     # not where the TV bound exceeds δ
     assert dpcore.get_epsilon(event, 1e-6).epsilon > 0.0
 
