@@ -4,7 +4,8 @@ The private gradient estimator (Alg. 1 lines 2–3 and 7–8; the momentum recur
 Orabona's STORM) is
 
     v_p⁰ = (1/b₀)(Σ_{i∈B₀} clip_{C₁}(∇ℓᵢ(θ⁰)) + u⁰),
-    v_pᵗ⁺¹ = (1 − γ)·v_pᵗ + (1/b)(Σ_{i∈B_{t+1}} [γ·clip_{C₁}(∇ℓᵢ(θᵗ⁺¹)) + (1 − γ)·clip_{C₂}(∇ℓᵢ(θᵗ⁺¹) − ∇ℓᵢ(θᵗ))] + uᵗ⁺¹),
+    v_pᵗ⁺¹ = (1 − γ)·v_pᵗ
+             + (1/b)(Σ_{i∈B_{t+1}} [γ·clip_{C₁}(∇ℓᵢ(θᵗ⁺¹)) + (1 − γ)·clip_{C₂}(∇ℓᵢ(θᵗ⁺¹) − ∇ℓᵢ(θᵗ))] + uᵗ⁺¹),
 
 which without clipping is Alg. 1's ``vᵗ⁺¹ = ∇F_B(θᵗ⁺¹) + (1 − γ)(v_pᵗ − ∇F_B(θᵗ))``. The batches are
 drawn uniformly without replacement (b₀ then b records, fresh each step) and the step is Alg. 1
@@ -180,7 +181,8 @@ def dp_srm_paper_sigmas(
     limit = 2.0 * s2 * math.log(1.0 / (tau * order * (1.0 + s2))) / 3.0
     if not order - 1.0 <= limit:
         raise ValueError(f"calibration='paper' needs alpha - 1 <= 2 sigma'^2 log(1/(tau alpha (1+sigma'^2)))/3 "
-                         f"(Theorem 5.1); got alpha - 1 = {order - 1.0:.6g} > {limit:.6g} — use calibration='accountant'")
+                         f"(Theorem 5.1); got alpha - 1 = {order - 1.0:.6g} > {limit:.6g} — use "
+                         "calibration='accountant'")
     return {"sigma0": sigma0, "sigma": sigma, "noise_multiplier": math.sqrt(s2), "order": order,
             "sampling_rate": tau, "beta": beta}
 

@@ -97,7 +97,8 @@ def test_reproducible_from_a_seed():
 @pytest.mark.parametrize("kwargs, name", [
     ({"batch_size": 0}, "batch_size"), ({"max_rounds": 0}, "max_rounds"), ({"max_epochs": -1.0}, "max_epochs"),
     ({"max_rounds": 5, "max_epochs": 1.0}, "max_rounds"), ({"relation": "add_remove"}, "relation"),
-    ({"calibration": "exact"}, "calibration"), ({"penalty": "l1"}, "penalty"), ({"learning_rate": 0.0}, "learning_rate"),
+    ({"calibration": "exact"}, "calibration"), ({"penalty": "l1"}, "penalty"),
+    ({"learning_rate": 0.0}, "learning_rate"),
 ])
 def test_bad_input_names_the_argument(kwargs, name):
     base = dict(epsilon=1.0, data_norm_bound=1.0, max_rounds=10)
