@@ -108,7 +108,8 @@ def _cmd_single(args: argparse.Namespace) -> int:
         target = build(name, epsilon, delta, planted=planted)
     except (ValueError, ArithmeticError) as exc:
         given = f"--epsilon {args.epsilon!r}, --delta {args.delta!r}" + (f", --planted {planted}" if planted else "")
-        raise ValueError(f"cannot build the audit target of {args.kind} {name} at {given}: {_first_line(exc)}") from None
+        raise ValueError(f"cannot build the audit target of {args.kind} {name} at {given}: "
+                         f"{_first_line(exc)}") from None
     estimator = _auto_estimator(target, args.estimator)
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
@@ -128,8 +129,8 @@ def _cmd_single(args: argparse.Namespace) -> int:
 
 def _cmd_all(args: argparse.Namespace) -> int:
     audit_all = importlib.import_module("audits.library_audit").audit_all
-    workers = None if args.workers is None else _bounded_int("--workers", args.workers, 1,
-                                                                    importlib.import_module("audits.runner").MAX_WORKERS)
+    max_workers = importlib.import_module("audits.runner").MAX_WORKERS
+    workers = None if args.workers is None else _bounded_int("--workers", args.workers, 1, max_workers)
     seed = check_positive_int("--seed", args.seed, minimum=0)
     results: List[AuditResult] = audit_all(quick=args.quick, workers=workers, seed=seed, progress=args.progress,
                                            out=None)
