@@ -92,3 +92,18 @@ def test_read_only_install_imports_and_runs(tmp_path):
     notices = [line for line in run.stderr.splitlines() if "Numba cache" in line]
     assert len(notices) == 1, run.stderr  # one line per process, however many kernels
     assert not list(site.rglob("*.nbi"))  # nothing was written into the prefix
+
+
+def test_nothing_is_compiled_at_import(tmp_path):
+    script = textwrap.dedent("""
+        import gc
+        import dpcore, mechanisms, algorithms, audits
+        from numba.core.registry import CPUDispatcher
+        kernels = [o for o in gc.get_objects() if isinstance(o, CPUDispatcher)]
+        assert len(kernels) > 20, len(kernels)
+        compiled = [k.py_func.__qualname__ for k in kernels if k.signatures]
+        assert not compiled, compiled
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    run = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
