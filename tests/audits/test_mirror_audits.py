@@ -31,8 +31,8 @@ def test_library_target_passes_at_its_claim(name):
 
 @pytest.mark.parametrize("name", ["noisy_mirror_descent", "batched_truncated_mirror_descent"])
 def test_attack_separates_without_noise(name):
-    result = run_audit(solver_target(name, math.inf, 1e-5), 150, estimator="clopper-pearson", seed=0)
-    assert result.eps_lower > 2.0
+    result = run_audit(solver_target(name, math.inf, 1e-5), 500, estimator="clopper-pearson", seed=0)
+    assert result.eps_lower > 3.0  # measured 5.57 (the 500-trial ceiling)
 
 
 # --- planted bug: truncation removed (Algorithm 7 line 5 skipped), claim of the truncated run kept
@@ -69,11 +69,11 @@ def _target(truncation):
 
 def test_planted_bug_truncation_removed_is_flagged():
     """The canary's gradient (dual norm 1) is zeroed by τ = 0.05; without truncation it moves the model
-    by 20× the sensitivity the noise is calibrated for."""
-    result = run_audit(_target(math.inf), 1000, estimator="clopper-pearson", seed=1)
+    by 20× the sensitivity the noise is calibrated for (measured ε_lb = 1.70 > 1 at 3000 trials per side)."""
+    result = run_audit(_target(math.inf), 3000, estimator="clopper-pearson", seed=1)
     assert result.verdict == "violated"
 
 
 def test_same_construction_with_truncation_passes():
-    result = run_audit(_target(SETTINGS["truncation"]), 1000, estimator="clopper-pearson", seed=1)
+    result = run_audit(_target(SETTINGS["truncation"]), 3000, estimator="clopper-pearson", seed=1)
     assert result.verdict == "pass"
