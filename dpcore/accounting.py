@@ -52,7 +52,7 @@ from .events import (
     ShuffledEvent,
     UnsupportedEventError,
 )
-from .result import PrivacyResult, round_up
+from .result import CertificationError, PrivacyResult, round_up
 
 __all__ = ["ACCOUNTANTS", "get_epsilon", "get_delta"]
 
@@ -304,14 +304,17 @@ def _pld_delta(event: PrivacyEvent, epsilon: float, fast: bool) -> PrivacyResult
 def _smallest(runners: Dict[str, Callable[[], PrivacyResult]], key: Callable[[PrivacyResult], float]) -> PrivacyResult:
     """``accountant="auto"``: run every accountant that supports the event; the best valid bound.
 
-    An accountant whose numerics fail at extreme parameters (``ArithmeticError``) gives no bound
-    and is skipped like an unsupported one; the error is re-raised if no accountant gives one."""
+    An accountant whose numerics fail at extreme parameters (``ArithmeticError`` other than
+    :class:`~dpcore.result.CertificationError`, which always propagates) gives no bound and is
+    skipped like an unsupported one; the error is re-raised if no accountant gives one."""
     results, reasons, failures = [], [], []
     for name, run in runners.items():
         try:
             results.append(run())
         except UnsupportedEventError as exc:
             reasons.append(f"{name}: {exc}")
+        except CertificationError:
+            raise  # a bound that failed its certification is never dropped silently
         except ArithmeticError as exc:
             failures.append(exc)
     if not results:

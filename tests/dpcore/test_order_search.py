@@ -99,3 +99,16 @@ def test_tv_bound_from_kl():
 def test_rdp_epsilon_keeps_grid_by_default():
     res = rdp_epsilon(sgm(0.01, 1.1, 1000), 1e-5)
     assert res.details["optimized_order"] is False and MIN_ORDER not in res.details["orders"]
+
+
+def test_auto_never_drops_a_failed_certification(monkeypatch):
+    from dpcore import certify as certify_module
+    from dpcore.result import CertificationError
+
+    def fail(*args, **kwargs):
+        raise CertificationError("forced")
+
+    monkeypatch.setattr("dpcore.rdp_accountant.certify_rdp_epsilon", fail)
+    monkeypatch.setattr(certify_module, "certify_rdp_epsilon", fail)
+    with pytest.raises(CertificationError):
+        dpcore.get_epsilon(sgm(0.01, 1.1, 100), 1e-5, certify=True)
