@@ -224,7 +224,8 @@ def dp_srm_kernel(kind, param, X, y, row_norms, w0, alpha, nonconvex, steps, b0,
     w_prev = np.empty(d)
     snaps = np.empty((steps + 1, d))
     snaps[0] = w
-    fixed_batch_kernel(rng, idx, b0)
+    if b0 < n:  # a full batch needs no draw (and keeps the summation order fixed)
+        fixed_batch_kernel(rng, idx, b0)
     clipped1 = clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, b0, clip1, s1)
     clipped2 = 0
     evals = b0
@@ -244,7 +245,8 @@ def dp_srm_kernel(kind, param, X, y, row_norms, w0, alpha, nonconvex, steps, b0,
         w -= eta * direction
         snaps[t + 1] = w
         if t + 1 < steps:
-            fixed_batch_kernel(rng, idx, b)
+            if b < n:
+                fixed_batch_kernel(rng, idx, b)
             c1, c2 = dp_srm_query_kernel(kind, param, X, y, row_norms, w_prev, w, idx, b, gamma, clip1, clip2, ref,
                                          s1, s2)
             clipped1 += c1
