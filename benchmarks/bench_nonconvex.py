@@ -120,7 +120,8 @@ def table2(seeds: int) -> None:
                 assert res.privacy.epsilon <= eps
             p = PAPER[eps].get(name.split()[0], ("—", "—", "—", "—"))
             print(f"| {eps} | {name} | {np.mean(errs):.4f} ({np.std(errs):.4f}) | {np.mean(passes):.1f} | "
-                  f"{np.median(cpu):.3f} | {np.mean(gns):.4f} ({np.std(gns):.4f}) | {p[0]} | {p[1]} | {p[2]} | {p[3]} |",
+                  f"{np.median(cpu):.3f} | {np.mean(gns):.4f} ({np.std(gns):.4f}) | "
+                  f"{p[0]} | {p[1]} | {p[2]} | {p[3]} |",
                   flush=True)
     w_np = nonprivate(Xtr, ytr, loss, reg)
     print(f"\nnon-private stationary point (L-BFGS-B): test error "
@@ -247,12 +248,14 @@ from opacus import PrivacyEngine
 torch.set_num_threads(1)
 d, h, n, b = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), 256
 rng = np.random.default_rng(0)
-X = torch.tensor((rng.random((n, d)) < 0.1).astype(np.float32)); y = torch.tensor(rng.integers(0, 2, n).astype(np.float32))
+X = torch.tensor((rng.random((n, d)) < 0.1).astype(np.float32))
+y = torch.tensor(rng.integers(0, 2, n).astype(np.float32))
 model = torch.nn.Sequential(torch.nn.Linear(d, h), torch.nn.Tanh(), torch.nn.Linear(h, 1))
 opt = torch.optim.SGD(model.parameters(), lr=0.5)
 loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_size=b)
 pe = PrivacyEngine()
-model, opt, loader = pe.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=1.0, max_grad_norm=1.0)
+model, opt, loader = pe.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=1.0,
+                                     max_grad_norm=1.0)
 lossf = torch.nn.BCEWithLogitsLoss()
 t = time.perf_counter()
 for xb, yb in loader:
@@ -280,7 +283,8 @@ def opacus_epoch(hidden: int) -> None:
     try:
         out = subprocess.run([py, "-c", OPACUS, str(d), str(hidden), str(n)], capture_output=True, text=True,
                              timeout=600, check=True).stdout
-        print(f"Opacus (torch CPU, Poisson batches, fixed σ): {json.loads(out.strip().splitlines()[-1])['seconds']:.2f} s\n")
+        seconds = json.loads(out.strip().splitlines()[-1])["seconds"]
+        print(f"Opacus (torch CPU, Poisson batches, fixed σ): {seconds:.2f} s\n")
     except (subprocess.SubprocessError, ValueError, KeyError) as exc:
         print(f"Opacus: skipped ({type(exc).__name__})\n")
 
