@@ -1,6 +1,9 @@
 """Validation of the training data (X, y) shared by every solver.
 
-* ``X``: a finite 2-D float array (n ≥ 1 rows); NaN / inf raise ``ValueError``.
+* ``X``: a finite 2-D float array (n ≥ 1 rows); NaN / inf raise ``ValueError``. A ``scipy.sparse``
+  matrix (e.g. the CSR that ``sklearn.datasets.load_svmlight_file`` returns) is densified — the
+  kernels stream dense rows — after checking that the dense copy fits in :data:`MAX_DENSE_BYTES`
+  (``ValueError`` otherwise, naming the size).
 * ``y`` for classification: labels in {−1, +1}, or in {0, 1} which are mapped to {−1, +1}
   (0 → −1, 1 → +1) and reported in :attr:`Data.label_mapping`; anything else raises.
   For regression: finite reals.
@@ -19,9 +22,12 @@ from dpcore._validation import check_positive
 
 from .clipping import row_norms_kernel
 
-__all__ = ["Data", "prepare_data", "validate_features", "validate_labels", "check_row_norms", "admitted_norm_bound"]
+__all__ = ["Data", "prepare_data", "validate_features", "validate_labels", "check_row_norms", "admitted_norm_bound",
+           "MAX_DENSE_BYTES"]
 
 LABELS_01 = "{0, 1} mapped to {-1, +1} (0 -> -1, 1 -> +1)"
+
+MAX_DENSE_BYTES = 2**31  # 2 GiB: the largest dense float64 copy of a sparse X made without being asked
 
 
 @dataclass(frozen=True)
@@ -59,7 +65,15 @@ class Data:
 
 
 def validate_features(X: object) -> np.ndarray:
-    """Return ``X`` as a finite C-contiguous float64 array of shape (n, d), n, d ≥ 1."""
+    """Return ``X`` as a finite C-contiguous float64 array of shape (n, d), n, d ≥ 1 (sparse input
+    densified if it fits in :data:`MAX_DENSE_BYTES`)."""
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse matrix or array
+        shape = tuple(int(v) for v in X.shape)
+        need = 8 * shape[0] * (shape[1] if len(shape) > 1 else 1)
+        if need > MAX_DENSE_BYTES:
+            raise ValueError(f"X is a sparse {shape[0]} x {shape[1]} matrix whose dense float64 copy needs {need} bytes "
+                             f"> MAX_DENSE_BYTES={MAX_DENSE_BYTES}; reduce the features or densify it yourself")
+        X = X.toarray()
     try:
         arr = np.ascontiguousarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:

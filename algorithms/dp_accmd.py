@@ -238,9 +238,9 @@ def dp_accmd(
     epsilon: Optional[float] = None,
     delta: float = 1e-5,
     alpha: float = 0.0,
-    constraint: str = "l1",
-    radius: float = 1.0,
-    steps: int = 50,
+    constraint: str = "l2",
+    radius: float = 10.0,
+    steps: int = 100,
     smoothness: Optional[float] = None,
     clip_norm: Optional[float] = None,
     data_norm_bound: Optional[float] = None,
@@ -259,7 +259,9 @@ def dp_accmd(
     Parameters
     ----------
     constraint : {"l1", "l2"}
-        The centrally symmetric set C of Alg. 3.
+        The centrally symmetric set C of Alg. 3. Default ``"l2"`` with r = 10 and T = 100
+        (``benchmarks/bench_defaults.py``, RESULTS.md "Defaults"): on a9a the former default, the
+        unit ℓ1 ball, holds no better model than the majority class (‖w*‖₁ ≫ 1).
     radius : float
         r > 0 (weight units).
     steps : int

@@ -37,7 +37,16 @@ from .clipping import clipped_gradient_sum_kernel, clipped_gradient_sum_parallel
 from .regularizers import nonconvex_gradient_kernel, prox_gradient_step_kernel
 from .result import SolverResult
 
-__all__ = ["dp_gd", "dp_gd_kernel", "dp_gd_paper_sigma"]
+__all__ = ["dp_gd", "dp_gd_kernel", "dp_gd_paper_sigma", "BENCHMARK_STEP", "default_steps"]
+
+BENCHMARK_STEP = 1.9  # default η·β (< 2: stable for any data within the norm bound); benchmarks/bench_defaults.py
+
+
+def default_steps(n: int, epsilon: Optional[float]) -> int:
+    """T = min(100, max(10, ⌈n·ε/15⌉)) (100 for ε = inf or a given noise multiplier): public n and ε only."""
+    if epsilon is None or math.isinf(epsilon):
+        return 100
+    return int(min(100, max(10, math.ceil(n * epsilon / 15.0))))
 
 
 def dp_gd_paper_sigma(epsilon: float, delta: float, *, n: int, steps: int, lipschitz: float,
@@ -113,7 +122,7 @@ def dp_gd(
     alpha: float = 0.0,
     l1: float = 0.0,
     penalty: str = "l2",
-    steps: int = 100,
+    steps: Optional[int] = None,
     learning_rate: Optional[float] = None,
     clip_norm: Optional[float] = None,
     data_norm_bound: Optional[float] = None,
@@ -150,10 +159,17 @@ def dp_gd(
     penalty : {"l2", "nonconvex"}
         ``"nonconvex"``: ``alpha`` is λ of λΣⱼwⱼ²/(1 + wⱼ²) (wang-jayaraman-evans-gu §7.1), whose exact
         gradient is added to the noisy step (use with ``output="random"``, §6.2).
-    steps : int
-        T ≥ 1 iterations, each a full pass over the data.
+    steps : int, optional
+        T ≥ 1 iterations, each a full pass over the data. Default :func:`default_steps`:
+        min(100, max(10, ⌈n·ε/15⌉)) — a public rule of n (public under replace-one) and ε chosen by
+        ``benchmarks/bench_defaults.py``: 100 on a9a / ijcnn1, ≈ 20 on diabetes (n = 309) at ε = 1,
+        where 100 noisy steps random-walk far from the optimum.
     learning_rate : float, optional
-        η; default 1/β with β = c₂·data_norm_bound² the loss smoothness (Alg. 4 needs η ≤ 1/L).
+        η; default 1.9/β with β = c₂·data_norm_bound² the worst-case loss smoothness: below 2/β,
+        so noiseless GD is stable on every dataset within the bound (data-independent); chosen by
+        ``benchmarks/bench_defaults.py`` on a9a / ijcnn1 (RESULTS.md, "Defaults"), where 1/β — the
+        step of the analysis (Alg. 4 needs η ≤ 1/L), available as ``learning_rate=1/β`` — stops far
+        from the optimum within T = 100 steps.
     clip_norm : float, optional
         Per-example gradient clip C. None → C = G, the Lipschitz constant for ‖xᵢ‖ ≤ ``data_norm_bound``
         (rows above the bound raise ``ValueError``).
@@ -200,12 +216,12 @@ def dp_gd(
     """
     check_choice("calibration", calibration, ("accountant", "paper"))
     check_relation_replace_one(relation, "DP-GD normalises by n, which add/remove neighbours change")
-    steps = check_positive_int("steps", steps)
     check_choice("output", output, ("last", "random"))
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
               loss_params=loss_params, penalty=penalty)
-    lr = default_step(learning_rate, s, 1.0)
+    lr = default_step(learning_rate, s, BENCHMARK_STEP)
+    steps = default_steps(s.data.n, epsilon) if steps is None else check_positive_int("steps", steps)
     gen = as_generator(rng)
     sens = clipped_sum_sensitivity(s.clip, relation)
 

@@ -38,6 +38,9 @@ from ._solver_common import (
     default_step, finish, initial_point, noise_off_result, setup,
 )
 from .clipping import clipped_batch_difference_sum_kernel, clipped_sum_sensitivity, snapshot_gradient_sum_kernel
+from .dp_gd import BENCHMARK_STEP
+
+DEFAULT_BATCH = 1024  # inner batch size when batch_size=None: min(1024, n) (benchmarks/bench_defaults.py)
 from .dp_sgd import fixed_batch_kernel
 from .regularizers import prox_gradient_step_kernel
 from .result import SolverResult
@@ -113,7 +116,7 @@ def _run(name, doubling, X, y, *, loss, epsilon, delta, alpha, l1, epochs, inner
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
               loss_params=loss_params)
     n = s.data.n
-    b = check_batch_size(batch_size, n)
+    b = min(DEFAULT_BATCH, n) if batch_size is None else check_batch_size(batch_size, n)  # n public (replace-one)
     per_pass = math.ceil(n / b)
     if inner_steps is None:
         m = per_pass if not doubling else max(1, math.ceil(per_pass / 2 ** (T - 1)))
@@ -154,8 +157,8 @@ def _run(name, doubling, X, y, *, loss, epsilon, delta, alpha, l1, epochs, inner
 
 def dp_svrg(
     X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", epsilon: Optional[float] = None, delta: float = 1e-5,
-    alpha: float = 0.0, l1: float = 0.0, epochs: int = 10, inner_steps: Optional[int] = None,
-    batch_size: int = 256, learning_rate: Optional[float] = None, clip_norm: Optional[float] = None,
+    alpha: float = 0.0, l1: float = 0.0, epochs: int = 5, inner_steps: Optional[int] = None,
+    batch_size: Optional[int] = None, learning_rate: Optional[float] = None, clip_norm: Optional[float] = None,
     data_norm_bound: Optional[float] = None, constraint: str = "none", radius: Optional[float] = None,
     relation: str = "replace_one", calibration: str = "accountant", accountant: str = "rdp",
     noise_multiplier: Optional[float] = None, w0: Optional[np.ndarray] = None, rng: object = None,
@@ -169,10 +172,14 @@ def dp_svrg(
         T outer iterations (snapshots).
     inner_steps : int, optional
         m inner steps per epoch; default ⌈n/b⌉ (one pass of inner batches).
-    batch_size : int
-        b records per inner step, drawn without replacement (Alg. 1 is b = 1).
+    batch_size : int, optional
+        b records per inner step, drawn without replacement (Alg. 1 is b = 1); default min(1024, n)
+        (n is public under replace-one).
     learning_rate : float, optional
-        η; default 1/(12β) (Theorem 4.2 takes η ≤ 1/(12L)), β = c₂·data_norm_bound².
+        η; default 1.9/β, β = c₂·data_norm_bound² (data-independent; with T = 5 epochs and b = 1024
+        chosen by ``benchmarks/bench_defaults.py`` on a9a, RESULTS.md "Defaults"). Theorem 4.2's
+        η = 1/(12β) (η ≤ 1/(12L)) is ``learning_rate=1/(12β)``; on a9a it does not leave the
+        majority classifier within the privacy budget.
     clip_norm : float, optional
         C for both the snapshot per-example gradients and the inner differences. None → the
         Lipschitz constant G for the snapshot and deriv_range·data_norm_bound for the differences.
@@ -180,7 +187,7 @@ def dp_svrg(
     tolerance); ``relation`` must be ``"replace_one"``.
     """
     return _run("dp_svrg", False, X, y, loss=loss, epsilon=epsilon, delta=delta, alpha=alpha, l1=l1, epochs=epochs,
-                inner_steps=inner_steps, batch_size=batch_size, learning_rate=learning_rate, step_factor=1.0 / 12.0,
+                inner_steps=inner_steps, batch_size=batch_size, learning_rate=learning_rate, step_factor=BENCHMARK_STEP,
                 clip_norm=clip_norm, data_norm_bound=data_norm_bound, constraint=constraint, radius=radius,
                 relation=relation, calibration=calibration, accountant=accountant, noise_multiplier=noise_multiplier,
                 w0=w0, rng=rng, trace=trace, loss_params=loss_params, tol=tol)
@@ -188,8 +195,8 @@ def dp_svrg(
 
 def dp_svrg_pp(
     X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", epsilon: Optional[float] = None, delta: float = 1e-5,
-    alpha: float = 0.0, l1: float = 0.0, epochs: int = 6, inner_steps: Optional[int] = None,
-    batch_size: int = 256, learning_rate: Optional[float] = None, clip_norm: Optional[float] = None,
+    alpha: float = 0.0, l1: float = 0.0, epochs: int = 4, inner_steps: Optional[int] = None,
+    batch_size: Optional[int] = None, learning_rate: Optional[float] = None, clip_norm: Optional[float] = None,
     data_norm_bound: Optional[float] = None, constraint: str = "none", radius: Optional[float] = None,
     relation: str = "replace_one", calibration: str = "accountant", accountant: str = "rdp",
     noise_multiplier: Optional[float] = None, w0: Optional[np.ndarray] = None, rng: object = None,
@@ -198,10 +205,11 @@ def dp_svrg_pp(
     """DP-SVRG++ (wang-ye-xu-2017 Alg. 2) for convex, not necessarily strongly convex F^r.
 
     Epoch s runs m_s = 2^s·m inner steps; default m = ⌈⌈n/b⌉ / 2^(T−1)⌉ so the last epoch is about two
-    passes. Default η = 1/(13β) (Theorem 4.4). Other parameters as in :func:`dp_svrg`.
+    passes. Default η = 1.9/β, T = 4, b = 1024 (benchmark, as :func:`dp_svrg`); Theorem 4.4's
+    η = 1/(13β) is ``learning_rate=1/(13β)``. Other parameters as in :func:`dp_svrg`.
     """
     return _run("dp_svrg_pp", True, X, y, loss=loss, epsilon=epsilon, delta=delta, alpha=alpha, l1=l1,
                 epochs=epochs, inner_steps=inner_steps, batch_size=batch_size, learning_rate=learning_rate,
-                step_factor=1.0 / 13.0, clip_norm=clip_norm, data_norm_bound=data_norm_bound, constraint=constraint,
+                step_factor=BENCHMARK_STEP, clip_norm=clip_norm, data_norm_bound=data_norm_bound, constraint=constraint,
                 radius=radius, relation=relation, calibration=calibration, accountant=accountant,
                 noise_multiplier=noise_multiplier, w0=w0, rng=rng, trace=trace, loss_params=loss_params, tol=tol)

@@ -14,14 +14,23 @@ Privacy-relevant conventions (all documented on the classes):
 * **Row-norm bound**: ``data_norm_bound`` R is a public promise ‖xᵢ‖₂ ≤ R that the sensitivity is
   computed from. It is never estimated from the data (that would leak). Rows above it raise
   ``ValueError``, unless ``clip_data=True``, which rescales each offending row to norm R — a
-  per-record map, so the neighbouring relation and the guarantee are unchanged.
+  per-record map, so the neighbouring relation and the guarantee are unchanged; ``predict`` /
+  ``decision_function`` apply the same public map to their rows (the model was fitted on it).
+* **Sparse input**: ``scipy.sparse`` X (e.g. CSR from ``load_svmlight_file``) is accepted and
+  densified after a memory check (:data:`algorithms._data.MAX_DENSE_BYTES`).
+* **One neighbouring relation**: every solver's ``privacy_`` is reported under ``replace_one``
+  (n public, one record replaced), so solvers are comparable at equal ``epsilon``. DP-SGD, whose
+  Poisson analysis is add/remove, is run by the estimators with ``sampling="without_replacement"``
+  (replace-one accounting) unless ``solver_params`` asks for Poisson sampling explicitly (then
+  ``privacy_.relation`` says ``add_remove``).
 * **Intercept**: ``fit_intercept=True`` appends a constant feature c = ``intercept_scaling`` to
   every row; the solver sees rows of norm ≤ √(R² + c²) and that bound enters its sensitivity.
   The intercept is c·w_{d+1} and is regularised like the other weights (as in liblinear).
 * **Labels** (classifier): exactly two classes; ``classes`` may be given (public label set),
   otherwise ``classes_ = unique(y)`` (the label *set* is then taken from the data, as scikit-learn
   does; pass ``classes`` to avoid that). ``classes_[0] → −1``, ``classes_[1] → +1``.
-* ``epsilon=math.inf`` runs the same solver with the noise off and reports ε = inf.
+* ``epsilon=math.inf`` switches the noise off and reports ε = inf; the first-order solvers then
+  minimise their objective to a convergence tolerance (``tol``) instead of a fixed budget.
 * **Randomness**: ``random_state=None`` (default) draws fresh OS entropy; an int seed is for tests
   only (the fit is then a deterministic function of the data) and warns
   (:class:`~algorithms.seeding.DeterministicSeedWarning`).
@@ -56,12 +65,22 @@ from .dp_svrg import dp_svrg, dp_svrg_pp
 from .noisy_mirror_descent import noisy_mirror_descent
 from .objective_perturbation import objective_perturbation
 from .output_perturbation import output_perturbation_gd
-from .rrpsgd import rrpsgd
 from .phased_dp_sgd import phased_dp_sgd
 from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled_truncated_mirror_descent
+from .rrpsgd import rrpsgd
 from .seeding import warn_if_fixed_seed
 
-__all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SOLVERS"]
+__all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SOLVERS", "AUTO_ALPHA_C"]
+
+# alpha="auto": alpha = min(0.01, 10 / (n * min(epsilon, 10))) — a public rule of n and epsilon chosen by
+# benchmarks/bench_defaults.py (RESULTS.md "Defaults"): on a9a the best fixed alpha moves from ~1e-3..1e-2
+# at epsilon = 0.1 to ~1e-4..1e-3 at epsilon = 1 for the perturbation solvers; epsilon = inf uses epsilon = 10.
+# Output perturbation (noise ∝ 1/(n alpha)) needs more: min(0.01, 0.2 (d / (n eps)^2)^(1/3)), the balance of
+# its bias and noise terms with the constant fitted on a9a (1e-3 at eps = 1).
+AUTO_ALPHA_C = 10.0
+AUTO_ALPHA_OUTPUT_C = 0.2
+AUTO_ALPHA_MAX = 1e-2
+AUTO_ALPHA_EPS_CAP = 10.0
 
 SOLVERS = {
     "dp_gd": dp_gd,
@@ -73,12 +92,12 @@ SOLVERS = {
     "objective_perturbation": objective_perturbation,
     "approximate_minima_perturbation": approximate_minima_perturbation,
     "approx_objective_perturbation": approx_objective_perturbation,
-    "dp_srm": dp_srm,
-    "rrpsgd": rrpsgd,
     "noisy_mirror_descent": noisy_mirror_descent,
     "phased_dp_sgd": phased_dp_sgd,
     "batched_truncated_mirror_descent": batched_truncated_mirror_descent,
     "shuffled_truncated_mirror_descent": shuffled_truncated_mirror_descent,
+    "dp_srm": dp_srm,
+    "rrpsgd": rrpsgd,
 }
 
 
@@ -160,15 +179,56 @@ class _DPLinearModel(_Base):
             raise ValueError(f"X must have {self.n_features_in_} features (as in fit); got {X.shape[1]}")
         return X
 
+    def _fit_scaled_targets(self, X: np.ndarray, y: object, loss_params: Dict[str, Any], extra: Dict[str, Any]):
+        """Regression: with a public ``target_bound`` B, check |yᵢ| ≤ B (``ValueError`` naming the worst
+        target otherwise — never clipped silently), fit on y/B and scale the weights back by B."""
+        y = np.asarray(y, dtype=np.float64).ravel()
+        if self.target_bound is None:
+            return self._fit_weights(X, y, loss_params, extra)
+        B = check_positive("target_bound", self.target_bound)
+        worst = float(np.max(np.abs(y))) if y.size else 0.0
+        if not worst <= B:
+            raise ValueError(f"target_bound={B!r} is violated: a target has |y| = {worst!r}; the bound is a public "
+                             "promise about every record (raise it, or clip the targets yourself)")
+        self._fit_weights(X, y / B, loss_params, extra)
+        self.coef_, self.intercept_ = self.coef_ * B, self.intercept_ * B
+        return self
+
+    def _alpha(self, shape: tuple, penalty: str) -> float:
+        """The L2 strength used: ``alpha`` if a number, else the public rule (module constants
+        ``AUTO_ALPHA_*``) of n, d (the solver's, with the intercept column) and ε; n is public under
+        replace-one, the relation the estimators report. Stored as ``alpha_``."""
+        if isinstance(self.alpha, str):
+            if self.alpha != "auto":
+                raise ValueError(f"alpha must be a number >= 0 or 'auto'; got {self.alpha!r}")
+            n, d = shape
+            eps = min(check_positive("epsilon", self.epsilon, allow_inf=True), AUTO_ALPHA_EPS_CAP)
+            if penalty != "l2":
+                self.alpha_ = 1e-3  # λ of the non-convex penalty (wang-jayaraman-evans-gu §7.1)
+            elif self.solver == "output_perturbation_gd":  # bias α‖w‖² vs noise d(L/(nαε))²: α ∝ (d/(nε)²)^(1/3)
+                self.alpha_ = min(AUTO_ALPHA_MAX, AUTO_ALPHA_OUTPUT_C * (d / (n * eps) ** 2) ** (1.0 / 3.0))
+            else:
+                self.alpha_ = min(AUTO_ALPHA_MAX, AUTO_ALPHA_C / (n * eps))
+        else:
+            self.alpha_ = float(self.alpha)
+        return self.alpha_
+
+    def _clip_rows(self, X: np.ndarray) -> np.ndarray:
+        """The public per-record map of ``clip_data=True``: rows above R rescaled to norm R (fit and predict)."""
+        if not self.clip_data:
+            return X
+        R = check_positive("data_norm_bound", self.data_norm_bound)
+        norms = np.linalg.norm(X, axis=1)
+        over = norms > R
+        X = X.copy()
+        X[over] *= (R / norms[over])[:, None]
+        still = np.linalg.norm(X, axis=1) > R  # rounding of the rescaling: step below R
+        X[still] *= 1.0 - 1e-12
+        return X
+
     def _fit_weights(self, X: np.ndarray, y: np.ndarray, loss_params: Dict[str, Any], extra: Dict[str, Any]):
         R = check_positive("data_norm_bound", self.data_norm_bound)
-        if self.clip_data:
-            norms = np.linalg.norm(X, axis=1)
-            over = norms > R
-            X = X.copy()
-            X[over] *= (R / norms[over])[:, None]
-            still = np.linalg.norm(X, axis=1) > R  # rounding of the rescaling: step below R
-            X[still] *= 1.0 - 1e-12
+        X = self._clip_rows(X)
         bound = R
         if self.fit_intercept:
             c = check_positive("intercept_scaling", self.intercept_scaling)
@@ -179,6 +239,8 @@ class _DPLinearModel(_Base):
         accepted = inspect.signature(solver).parameters
         kwargs = dict(self.solver_params or {})
         kwargs.update({k: v for k, v in extra.items() if k in accepted})  # e.g. clip_norm: gradient solvers only
+        if self.solver == "dp_sgd":  # replace-one accounting, like every other solver (module docstring)
+            kwargs.setdefault("sampling", "without_replacement")
         if self.keep_diagnostics and "trace" in accepted:
             kwargs.setdefault("trace", True)
         penalty = getattr(self, "penalty", "l2")
@@ -188,7 +250,7 @@ class _DPLinearModel(_Base):
                                  f"got solver={self.solver!r}")
             kwargs["penalty"] = penalty
         res = solver(
-            X, y, loss=self._loss, epsilon=self.epsilon, delta=self.delta, alpha=self.alpha,
+            X, y, loss=self._loss, epsilon=self.epsilon, delta=self.delta, alpha=self._alpha(X.shape, penalty),
             data_norm_bound=bound, rng=self.random_state, loss_params=loss_params or None, **kwargs,
         )
         w = np.asarray(res.weights, dtype=np.float64)
@@ -206,7 +268,7 @@ class _DPLinearModel(_Base):
         """⟨w, x⟩ + b for every row (the margin / the regression prediction)."""
         if not hasattr(self, "coef_"):
             raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
-        return self._design(X, False) @ self.coef_ + self.intercept_
+        return self._clip_rows(self._design(X, False)) @ self.coef_ + self.intercept_
 
 
 class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
@@ -222,9 +284,13 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         Target ε in (0, ∞] (nats); ``math.inf`` = same algorithm without noise.
     delta : float
         Target δ (0 selects the ε-DP variants of output / objective perturbation).
-    alpha : float
+    alpha : float or "auto"
         L2 strength ≥ 0: F = mean logistic loss + (alpha/2)‖w‖² (sklearn C = 1/(n·alpha)); with
         ``penalty="nonconvex"`` the λ of λΣⱼwⱼ²/(1 + wⱼ²) instead (wang-jayaraman-evans-gu §7.1, 1e-3).
+        ``"auto"`` (default): min(0.01, 10/(n·ε′)) with ε′ = min(ε, 10) — for output perturbation
+        min(0.01, 0.2·(d/(n·ε′)²)^(1/3)) —, public rules of n, d and ε (n is public under replace-one)
+        chosen on a9a / ijcnn1 (benchmarks/bench_defaults.py); 1e-3 for the non-convex penalty. The
+        value used is stored in ``alpha_``.
     penalty : {"l2", "nonconvex"}
         ``"nonconvex"`` needs a solver that takes it: dp_gd, dp_sgd, dp_srm, rrpsgd.
     fit_intercept : bool
@@ -255,7 +321,7 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
 
     _loss = "logistic"
 
-    def __init__(self, solver: str = "dp_svrg", epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 1e-3,
+    def __init__(self, solver: str = "dp_svrg", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
                  fit_intercept: bool = True, intercept_scaling: float = 1.0, data_norm_bound: float = 1.0,
                  clip_data: bool = False, classes: Optional[Any] = None, random_state: Any = None,
                  solver_params: Optional[dict] = None, keep_diagnostics: bool = False, penalty: str = "l2") -> None:
@@ -293,22 +359,27 @@ class DPHuberRegressor(_RegressorMixin, _DPLinearModel):
     Parameters as :class:`DPLogisticRegression` (no ``classes``), plus
 
     huber_delta : float
-        Huber threshold h > 0 (target units): quadratic for |residual| ≤ h, linear beyond;
-        the loss is h·R-Lipschitz for ‖x‖ ≤ R whatever the targets.
+        Huber threshold h > 0 (target units — of y/B when ``target_bound`` B is given): quadratic for
+        |residual| ≤ h, linear beyond; the loss is h·R-Lipschitz for ‖x‖ ≤ R whatever the targets.
+    target_bound : float, optional
+        Public bound B on |yᵢ| (target units). Given, the solver fits y/B ∈ [−1, 1] (so the default
+        ``huber_delta`` / ``clip_norm`` are on the scale of the targets) and the weights are scaled
+        back; a target above B raises ``ValueError``. None: targets used as given.
     """
 
     _loss = "huber"
 
-    def __init__(self, solver: str = "dp_svrg", epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 1e-3,
+    def __init__(self, solver: str = "dp_svrg", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
                  huber_delta: float = 1.0, fit_intercept: bool = True, intercept_scaling: float = 1.0,
                  data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
-                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False) -> None:
+                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False,
+                 target_bound: Optional[float] = None) -> None:
         _store_params(self, locals())
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPHuberRegressor":
         """Fit privately (targets must be finite reals)."""
         X = self._design(X, True)
-        return self._fit_weights(X, y, {"huber_delta": self.huber_delta}, {})
+        return self._fit_scaled_targets(X, y, {"huber_delta": self.huber_delta}, {})
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """⟨w, x⟩ + b."""
@@ -322,24 +393,26 @@ class DPLinearRegression(_RegressorMixin, _DPLinearModel):
     it (``ValueError``); the gradient solvers clip every per-example gradient to ``clip_norm``
     (sensitivity from C), which is passed only to solvers that take it.
 
-    Parameters as :class:`DPHuberRegressor` (no ``huber_delta``), plus
+    Parameters as :class:`DPHuberRegressor` (no ``huber_delta``; ``target_bound`` likewise), plus
 
     clip_norm : float
-        Per-example gradient clip C > 0 (objective units per weight unit).
+        Per-example gradient clip C > 0 (objective units per weight unit; of the y/B problem when
+        ``target_bound`` is given).
     """
 
     _loss = "squared"
 
-    def __init__(self, solver: str = "dp_gd", epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 1e-3,
+    def __init__(self, solver: str = "dp_gd", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
                  clip_norm: float = 1.0, fit_intercept: bool = True, intercept_scaling: float = 1.0,
                  data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
-                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False) -> None:
+                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False,
+                 target_bound: Optional[float] = None) -> None:
         _store_params(self, locals())
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPLinearRegression":
         """Fit privately with gradient clipping at ``clip_norm``."""
         X = self._design(X, True)
-        return self._fit_weights(X, y, {}, {"clip_norm": check_positive("clip_norm", self.clip_norm)})
+        return self._fit_scaled_targets(X, y, {}, {"clip_norm": check_positive("clip_norm", self.clip_norm)})
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """⟨w, x⟩ + b."""

@@ -63,6 +63,13 @@ class PrivacyResult:
     certified: bool = False
     details: Dict[str, Any] = field(default_factory=dict, compare=False)
 
+    def __repr__(self) -> str:
+        """The guarantee and its provenance; ``details`` summarised by its keys (it may hold long
+        arrays, e.g. the RDP curve over 159 orders — read ``.details`` or ``to_dict()`` for them)."""
+        head = ", ".join(f"{k}={getattr(self, k)!r}" for k in
+                         ("epsilon", "delta", "relation", "accountant", "method", "order", "precision", "certified"))
+        return f"PrivacyResult({head}, details=<keys: {', '.join(map(str, self.details)) or 'none'}>)"
+
     def to_dict(self) -> Dict[str, Any]:
         """JSON-serialisable dictionary."""
         d = asdict(self)

@@ -66,13 +66,13 @@ def test_huber_and_linear_regression_noise_off():
 
 @pytest.mark.parametrize("solver", sorted(SOLVERS))
 def test_every_solver_reports_its_privacy(solver):
-    params = {"dataset_size": N} if solver == "dp_sgd" else None  # add/remove: the schedule needs a public n
+    params = None
     m = DPLogisticRegression(solver=solver, epsilon=1.0, delta=1e-5, alpha=0.01, random_state=3,
                              solver_params=params, keep_diagnostics=True).fit(X, Y01)
     assert m.privacy_.epsilon <= 1.0
     assert m.privacy_.delta == 1e-5 and m.privacy_.relation == m.result_.event.relation
-    # the papers' replace-one relation; DP-SGD's Poisson sampling is analysed under add/remove
-    assert m.privacy_.relation == ("add_remove" if solver == "dp_sgd" else "replace_one")
+    # one relation for every solver: the estimators run DP-SGD without replacement (replace-one)
+    assert m.privacy_.relation == "replace_one"
     assert m.privacy_ == m.result_.privacy
     assert m.n_gradient_evaluations_ == m.result_.n_gradient_evaluations > 0
     assert m.coef_.shape == (4,) and np.isfinite(m.intercept_)
@@ -167,3 +167,61 @@ def test_privacy_attribute_is_a_dpcore_result():
     m = DPLogisticRegression(solver="output_perturbation_gd", epsilon=1.0, delta=0.0, alpha=0.05).fit(X, Y01)
     assert isinstance(m.privacy_, dpcore.PrivacyResult)
     assert m.privacy_.delta == 0.0 and m.privacy_.epsilon == pytest.approx(1.0)
+
+
+CORE = ("dp_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp", "dp_accmd", "output_perturbation_gd", "objective_perturbation",
+        "approximate_minima_perturbation", "approx_objective_perturbation")
+
+
+@pytest.mark.parametrize("solver", CORE)
+def test_sparse_input_equals_dense_and_one_relation(solver):
+    """CSR input (what load_svmlight_file returns) gives the model of the dense array (same seed), and
+    every solver reports replace_one by default (DP-SGD run without replacement) — issue 15.2, 15.4."""
+    import scipy.sparse as sp
+
+    dense = DPLogisticRegression(solver=solver, random_state=3).fit(X, Y01)
+    sparse = DPLogisticRegression(solver=solver, random_state=3).fit(sp.csr_matrix(X), Y01)
+    np.testing.assert_array_equal(sparse.coef_, dense.coef_)
+    np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
+    assert dense.privacy_.relation == "replace_one" and dense.privacy_.epsilon <= 1.0
+
+
+def test_clip_data_is_applied_in_predict_too():
+    """clip_data=True rescales rows above R to norm R in decision_function as in fit (issue 15.3)."""
+    big = 3.0 * X
+    m = DPLogisticRegression(solver="objective_perturbation", clip_data=True, random_state=0).fit(big, Y01)
+    clipped = big / np.maximum(1.0, np.linalg.norm(big, axis=1))[:, None]
+    np.testing.assert_allclose(m.decision_function(big), clipped @ m.coef_ + m.intercept_, rtol=1e-9)
+    assert not np.allclose(m.decision_function(big), big @ m.coef_ + m.intercept_)
+
+
+def test_auto_alpha_is_the_public_rule():
+    """alpha='auto' = min(0.01, 10/(n·min(ε, 10))), stored in alpha_ (issue 15.5)."""
+    for eps, expect in ((5.0, 10.0 / (5 * N)), (0.1, 0.01), (math.inf, 1.0 / N)):
+        m = DPLogisticRegression(solver="objective_perturbation", epsilon=eps, random_state=0).fit(X, Y01)
+        assert m.alpha_ == pytest.approx(expect, rel=1e-12)
+    m = DPLogisticRegression(solver="output_perturbation_gd", random_state=0).fit(X, Y01)
+    assert m.alpha_ == pytest.approx(min(0.01, 0.2 * (5 / N**2) ** (1 / 3)), rel=1e-12)  # d = 4 + intercept
+    assert DPLogisticRegression(alpha=0.5, solver="objective_perturbation", random_state=0).fit(X, Y01).alpha_ == 0.5
+    with pytest.raises(ValueError, match="alpha"):
+        DPLogisticRegression(alpha="big").fit(X, Y01)
+
+
+@pytest.mark.parametrize("cls, solver", [(DPHuberRegressor, "objective_perturbation"), (DPLinearRegression, "dp_gd")])
+def test_target_bound_scales_and_is_enforced(cls, solver):
+    """target_bound B: the fit on y equals B × the fit on y/B (same seed); |y| > B raises (issue 15.1)."""
+    XR, YR, _ = make_regression(300, 4, seed=5)
+    B = 2.0 * float(np.max(np.abs(YR)))
+    a = cls(solver=solver, target_bound=B, alpha=1e-3, random_state=1).fit(XR, YR)
+    b = cls(solver=solver, alpha=1e-3, random_state=1).fit(XR, YR / B)
+    np.testing.assert_allclose(a.coef_, B * b.coef_, rtol=1e-9)
+    np.testing.assert_allclose(a.predict(XR), B * b.predict(XR), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="target_bound"):
+        cls(solver=solver, target_bound=0.4 * B, random_state=1).fit(XR, YR)
+
+
+def test_privacy_repr_is_summarised():
+    """repr(privacy_) states the guarantee and relation in one short line, not the RDP curve (issue 15.5)."""
+    m = DPLogisticRegression(solver="dp_gd", random_state=0).fit(X, Y01)
+    text = repr(m.privacy_)
+    assert len(text) < 400 and "relation='replace_one'" in text and "epsilon=" in text
