@@ -87,3 +87,16 @@ def test_parallel_opt_in_matches_the_serial_run():
     assert threaded.event == serial.event and threaded.privacy.epsilon == serial.privacy.epsilon
     np.testing.assert_allclose(threaded.weights, serial.weights, rtol=1e-9, atol=1e-12)
     assert threaded.details["clipped"] == serial.details["clipped"]
+
+
+def test_default_schedule_is_a_public_rule():
+    """Defaults (benchmarks/bench_defaults.py): η = 1.9/β with β = c₂R² (never read off the data) and
+    T = min(100, max(10, ⌈nε/15⌉)) from the public n and ε."""
+    from algorithms.dp_gd import default_steps
+
+    res = dp_gd(X, Y, epsilon=1.0, data_norm_bound=2.0, rng=0)
+    assert res.details["learning_rate"] == pytest.approx(1.9 / (0.25 * 4.0), rel=1e-15)
+    assert res.details["steps"] == default_steps(500, 1.0) == 34
+    assert default_steps(32561, 0.1) == 100 and default_steps(100, 0.1) == 10 and default_steps(10, math.inf) == 100
+    scaled = dp_gd(0.5 * X, Y, epsilon=1.0, data_norm_bound=2.0, rng=0)  # other data, same public inputs
+    assert scaled.details["learning_rate"] == res.details["learning_rate"]

@@ -71,3 +71,11 @@ def test_excess_risk_decreases_as_epsilon_grows(solver):
                     data_norm_bound=1.0, rng=s, trace=False).weights for s in range(6)]
         risks.append(np.mean([objective_value(w, Xs, Ys, lobj, reg) - best for w in r]))
     assert risks[0] > risks[1] > risks[2] > 0
+
+
+def test_default_step_and_batch_are_public_rules():
+    """η = 1.9/β (β = c₂R²), b = min(1024, n): functions of public inputs only (benchmarks/bench_defaults.py)."""
+    res = dp_svrg(X, Y, epsilon=1.0, data_norm_bound=1.0, rng=0)
+    assert res.details["learning_rate"] == pytest.approx(1.9 / 0.25, rel=1e-15)
+    assert res.details["batch_size"] == min(1024, X.shape[0]) and res.details["epochs"] == 5
+    assert dp_svrg_pp(X, Y, epsilon=1.0, data_norm_bound=1.0, rng=0).details["epochs"] == 4
