@@ -96,7 +96,8 @@ def minimize_objective(
     """Minimise F = mean loss + r over C to ``‖G(w)‖₂ ≤ tol`` (G the gradient mapping at step 1/β_data).
 
     Smooth unconstrained F (l1 = 0, C = ℝᵈ, d ≤ 2000): damped Newton
-    (:func:`algorithms._perturbation.newton_solve`, G = ∇F). Otherwise accelerated proximal gradient (FISTA, Beck & Teboulle 2009) with the gradient-based adaptive
+    (:func:`algorithms._perturbation.newton_solve`, G = ∇F). Otherwise (or when Newton stalls on a
+    singular Hessian) accelerated proximal gradient (FISTA, Beck & Teboulle 2009) with the gradient-based adaptive
     restart of O'Donoghue & Candès (2015), which recovers linear convergence on strongly convex F
     without knowing the modulus; the step 1/β_data uses :func:`data_smoothness` (non-private use:
     ``epsilon=inf``). The stopping rule is the gradient mapping at the extrapolated point, so the
@@ -109,8 +110,11 @@ def minimize_objective(
     if constraint.kind == 0 and reg.l1 == 0.0 and reg.nonconvex == 0.0 and d <= 2000:
         from ._perturbation import newton_solve  # noqa: PLC0415 (that module imports this one)
 
-        w, gnorm, _, iterates = newton_solve(loss, X, y, reg.alpha, np.zeros(d), tol=tol, w0=w0)
-        return w, gnorm, len(iterates) - 1, iterates
+        try:
+            w, gnorm, _, iterates = newton_solve(loss, X, y, reg.alpha, np.zeros(d), tol=tol, w0=w0)
+            return w, gnorm, len(iterates) - 1, iterates
+        except RuntimeError:  # singular Hessian (e.g. Huber rows all in the linear part, alpha = 0): FISTA
+            pass
     step = 1.0 / (data_smoothness(loss, X) + 2.0 * reg.nonconvex)  # alpha is in the prox
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     project_kernel(constraint.kind, constraint.radius, w)
