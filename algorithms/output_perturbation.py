@@ -196,7 +196,7 @@ def output_perturbation_gd(
         default off).
     method : {"auto", "minimizer", "gd"}
         What is perturbed (module docstring). ``"auto"``: ``"gd"`` when ``steps`` or ``step_size``
-        is given or alpha = 0 < ε < ∞, else ``"minimizer"`` (with ``epsilon = inf``: F minimised to
+        is given or alpha = 0, else ``"minimizer"`` (with ``epsilon = inf``: F minimised to
         ``gradient_tol``, no noise).
     gradient_tol : float
         γ > 0 of ``method="minimizer"``: ‖∇F(ŵ)‖₂ ≤ γ is certified, and 2γ/alpha enters Δ.
@@ -215,7 +215,7 @@ def output_perturbation_gd(
     method = check_choice("method", method, ("auto", "minimizer", "gd"))
     if method == "auto":
         explicit_gd = steps is not None or step_size is not None
-        method = "gd" if explicit_gd or (a == 0.0 and not math.isinf(eps)) else "minimizer"
+        method = "gd" if explicit_gd or a == 0.0 else "minimizer"
     if method == "minimizer":
         gamma = check_positive("gradient_tol", gradient_tol)
         w, gnorm, evals, snaps = newton_solve(lossf, data.X, data.y, a, np.zeros(d), tol=0.25 * gamma)
