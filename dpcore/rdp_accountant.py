@@ -113,9 +113,10 @@ def _walk(event: PrivacyEvent, alpha: np.ndarray, dps: Optional[int], precisions
         raise UnsupportedEventError(f"{type(event).__name__} has no RDP curve; use the composition or shuffle accountant")
     if isinstance(event, DpSrmEvent):
         _require(event, "replace_one", "Lemma 3.7 of the DP-SRM paper (sampling without replacement)")
+        # Lemma 3.7 holds at some order iff it holds at the least one it is applied at (α̂ = 2): if not,
+        # raise its message; otherwise orders outside its range get inf (an order search probes those)
+        dp_srm_rdp_bound(event.noise_multiplier, event.sampling_rate, np.array([2.0]), invalid="raise")
         per_step = dp_srm_rdp_bound(event.noise_multiplier, event.sampling_rate, alpha, invalid="inf")
-        if np.all(np.isinf(per_step)):  # no order satisfies Lemma 3.7: raise its message
-            dp_srm_rdp_bound(event.noise_multiplier, event.sampling_rate, alpha, invalid="raise")
         return mul_up(event.steps, per_step)
     if isinstance(event, PoissonSampledEvent):
         _require(event, "add_remove", "Poisson subsampling (Mironov-Talwar-Zhang 2019; Zhu-Wang 2019)")

@@ -14,6 +14,13 @@ condition is invariant to rescaling the query — i.e. α − 1 ≤ (2σ'²/3)·
 ``DpSrmEvent(noise_multiplier=σ', sampling_rate=τ, steps=T)`` is accounted as T-fold composition
 of this bound (Mironov 2017, Prop. 1), as in the paper's proof of Theorem 5.1.
 
+Integer orders. The lemma is stated for every α in its range, but its proof (like the moments
+accountant it follows) expands the subsampled density ratio binomially, which is an argument for
+integer α ≥ 2. We therefore only apply it at α̂ = max(2, ⌈α⌉): an order α is given the value
+3.5 τ² α̂ / σ'², with the order condition checked at α̂. Rényi divergence is non-decreasing in α
+(van Erven & Harremoës 2014, Thm 3), so D_α ≤ D_α̂ ≤ the lemma's bound at α̂: valid at every α > 1
+without relying on the lemma at fractional orders.
+
 This is the paper's bound, not a tight analysis: it is only ever used where its conditions hold,
 and the condition on α restricts the usable orders.
 """
@@ -31,8 +38,15 @@ __all__ = ["dp_srm_rdp_bound", "dp_srm_order_limit_ok"]
 _MIN_SIGMA2 = 0.7
 
 
+def _integer_order(orders: np.ndarray) -> np.ndarray:
+    """α̂ = max(2, ⌈α⌉): the integer order at which Lemma 3.7 is applied for α (module docstring)."""
+    return np.maximum(2.0, np.ceil(orders))
+
+
 def dp_srm_order_limit_ok(noise_multiplier: float, sampling_rate: float, orders: np.ndarray) -> np.ndarray:
-    """Mask of orders satisfying α ≤ (2σ'²/3)·log(1/(τα(1+σ'²))) + 1 (Lemma 3.7)."""
+    """Mask of orders α whose integer order α̂ = max(2, ⌈α⌉) satisfies
+    α̂ ≤ (2σ'²/3)·log(1/(τα̂(1+σ'²))) + 1 (Lemma 3.7)."""
+    orders = _integer_order(np.asarray(orders, dtype=float))
     s2 = noise_multiplier * noise_multiplier
     with np.errstate(divide="ignore"):
         limit = 2.0 * s2 / 3.0 * np.log(1.0 / (sampling_rate * orders * (1.0 + s2))) + 1.0
@@ -42,7 +56,7 @@ def dp_srm_order_limit_ok(noise_multiplier: float, sampling_rate: float, orders:
 def dp_srm_rdp_bound(
     noise_multiplier: float, sampling_rate: float, orders: np.ndarray, *, invalid: str = "raise"
 ) -> np.ndarray:
-    """RDP bound 3.5 τ² α / σ'² of one DP-SRM step (Lemma 3.7 of the DP-SRM paper).
+    """RDP bound 3.5 τ² α̂ / σ'² of one DP-SRM step at α̂ = max(2, ⌈α⌉) (Lemma 3.7 of the DP-SRM paper).
 
     Parameters
     ----------
@@ -54,7 +68,7 @@ def dp_srm_rdp_bound(
     orders : array_like
         Rényi orders α > 1.
     invalid : {"raise", "inf"}
-        What to do with orders violating α ≤ (2σ'²/3)·log(1/(τα(1+σ'²))) + 1: raise
+        What to do with orders whose α̂ violates α̂ ≤ (2σ'²/3)·log(1/(τα̂(1+σ'²))) + 1: raise
         ``ValueError`` or return ``inf`` there (no bound from this lemma).
 
     Returns
@@ -82,6 +96,6 @@ def dp_srm_rdp_bound(
             "orders must satisfy alpha <= 2 sigma'^2 log(1/(tau alpha (1+sigma'^2)))/3 + 1 (Lemma 3.7 of the "
             f"DP-SRM paper); violated at {bad[:5].tolist()}"
         )
-    value = 3.5 * tau * tau * alpha / (sigma * sigma)
+    value = 3.5 * tau * tau * _integer_order(alpha) / (sigma * sigma)
     value = np.nextafter(value * (1.0 + 2.0**-50), math.inf)
     return np.where(ok, value, np.inf)

@@ -104,7 +104,9 @@ def test_dp_srm_event_is_steps_times_lemma_3_7_on_valid_orders():
     event = DpSrmEvent(noise_multiplier=4.0, sampling_rate=0.001, steps=1000)
     values = compute_rdp(event, ORDERS)
     # α = 32 violates α ≤ (2·16/3)·log(1/(0.001·α·17)) + 1: no bound there
-    expected = np.where(ORDERS < 32, 1000 * 3.5 * 0.001**2 * ORDERS / 16.0, np.inf)
+    # (Lemma 3.7 is applied at the integer order max(2, ⌈α⌉))
+    integer_orders = np.maximum(2.0, np.ceil(ORDERS))
+    expected = np.where(integer_orders < 32, 1000 * 3.5 * 0.001**2 * integer_orders / 16.0, np.inf)
     np.testing.assert_allclose(values, expected, rtol=1e-10)
     result = rdp_epsilon(event, 1e-5)
     assert math.isfinite(result.epsilon)

@@ -117,3 +117,14 @@ def test_dp_srm_order_condition():
         dp_srm_rdp_bound(1.0, 0.01, [2.0, 4.0])
     values = dp_srm_rdp_bound(1.0, 0.01, [2.0, 4.0], invalid="inf")
     assert math.isfinite(values[0]) and math.isinf(values[1])
+
+
+def test_dp_srm_bound_uses_integer_orders():
+    # Lemma 3.7 is applied at α̂ = max(2, ⌈α⌉) (monotonicity of D_α): never below the integer-order value
+    orders = np.array([1.000001, 1.5, 2.0, 2.5, 3.0])
+    values = dp_srm_rdp_bound(2.0, 1e-4, orders)
+    expected = 3.5 * 1e-4**2 * np.array([2.0, 2.0, 2.0, 3.0, 3.0]) / 4.0
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    assert np.all(values >= expected)
+    # the order condition is checked at α̂: α = 3.1 → α̂ = 4 fails for σ' = 1, τ = 0.01
+    assert math.isinf(dp_srm_rdp_bound(1.0, 0.01, [3.1], invalid="inf")[0])
