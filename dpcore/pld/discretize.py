@@ -178,12 +178,13 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -
     highs = [pl[3] for pl in plans] + list(at.loss[finite])
     if not lows:  # only infinite-loss mass
         return GridPld(h, 0, np.zeros(1), float(np.sum(at.p[np.isposinf(at.loss)])), 0.0, 0.0, 0.0, 1, h * h)
-    k0 = int(math.floor(min(lows) / h)) - 1
-    k1 = int(math.ceil(max(highs) / h)) + 1
-    if k1 - k0 + 1 > MAX_GRID_POINTS:
+    k_lo, k_hi = float(min(lows)) / h, float(max(highs)) / h  # Python floats: ∞ on overflow
+    if not (abs(k_lo) < 2.0**62 and abs(k_hi) < 2.0**62 and k_hi - k_lo + 5.0 <= MAX_GRID_POINTS):
         raise UnsupportedEventError(
-            f"discretization={h} needs {k1 - k0 + 1} grid points for one step (> {MAX_GRID_POINTS}); "
-            "use a larger discretization")
+            f"discretization={h} cannot hold the leaf's losses [{min(lows):.3g}, {max(highs):.3g}] nats "
+            f"in {MAX_GRID_POINTS} grid points for one step; use a larger discretization")
+    k0 = int(math.floor(k_lo)) - 1
+    k1 = int(math.ceil(k_hi)) + 1
     ext_all: List[np.ndarray] = []
     ks_all: List[np.ndarray] = []
     mass_all: List[np.ndarray] = []

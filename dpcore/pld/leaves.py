@@ -50,6 +50,9 @@ __all__ = ["leaf_models", "profile_model"]
 
 #: number of ε samples of a user-supplied privacy profile
 PROFILE_SAMPLES = 2000
+#: largest sampled ε of a profile (a power of two with e^ε finite in float64: the hull is built
+#: in α = e^ε); the profile's value there is carried to loss +∞, i.e. charged to δ in full
+PROFILE_MAX_EPSILON = 512.0
 
 
 def _lower_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -75,7 +78,8 @@ def profile_model(profile: Callable[[float], float], name: str) -> LossModel:
     lower convex hull of these samples (made non-increasing, with the point (0, 1)) is ≥ f between
     samples — a chord of a convex function lies above it — and is itself the curve of a discrete
     pair: atoms at log α of each hull vertex with Q-mass the jump of the slope (Zhu, Dong, Wang
-    2022, Sec. 3). The sampled range ends where δ̂ ≤ 1e-300 or at ε = 1e3; δ̂ there goes to +∞.
+    2022, Sec. 3). The sampled range ends where δ̂ ≤ 1e-300 or at ε = :data:`PROFILE_MAX_EPSILON`
+    (512, so that e^ε is finite); δ̂ there goes to +∞ (a pessimistic cut).
 
     This is valid only if δ̂ bounds the profile for *both* orders of every neighbouring pair
     (as ``MechanismEvent.privacy_profile`` is documented to); a one-sided profile must not be
@@ -88,7 +92,7 @@ def profile_model(profile: Callable[[float], float], name: str) -> LossModel:
         return d
 
     top = 1.0
-    while value(top) > 1e-300 and top < 1e3:
+    while value(top) > 1e-300 and top < PROFILE_MAX_EPSILON:
         top *= 2.0
     eps = np.linspace(0.0, top, PROFILE_SAMPLES)
     dlt = np.minimum.accumulate(np.array([value(float(e)) for e in eps]))

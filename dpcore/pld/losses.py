@@ -28,7 +28,9 @@ from typing import Callable, List, Tuple
 
 import mpmath
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import expit, ndtr
+
+from ..events import UnsupportedEventError
 
 __all__ = [
     "Piece",
@@ -393,8 +395,22 @@ def _atoms(entries: List[Tuple[float, float, float]]) -> Atoms:
     return Atoms(loss, p, q)
 
 
+#: noise multipliers of the Gaussian pair handled in float64 (σ², 1/σ² and the cut points stay
+#: far from overflow/underflow); outside, the leaf is refused rather than mis-rounded
+GAUSSIAN_SIGMA_RANGE = (1e-100, 1e100)
+
+
 def gaussian_model(sigma: float) -> LossModel:
-    """Gaussian mechanism with noise multiplier σ: N(1, σ²) vs N(0, σ²)."""
+    """Gaussian mechanism with noise multiplier σ: N(1, σ²) vs N(0, σ²).
+
+    Raises :class:`~dpcore.events.UnsupportedEventError` for σ outside
+    :data:`GAUSSIAN_SIGMA_RANGE` (its loss L(x) = (2x − 1)/(2σ²) would overflow float64).
+    """
+    lo, hi = GAUSSIAN_SIGMA_RANGE
+    if not lo <= sigma <= hi:
+        raise UnsupportedEventError(
+            f"the 'pld' accountant analyses GaussianEvent with noise_multiplier in [{lo:g}, {hi:g}]; "
+            f"got {sigma!r} (float64 overflow); use accountant='rdp' or 'analytic_gaussian'")
     return LossModel((GaussianPiece(sigma),), _atoms([]))
 
 
@@ -411,15 +427,14 @@ def laplace_model(b: float) -> LossModel:
 def randomized_response_model(epsilon: float) -> LossModel:
     """Binary randomized response with parameter ε: the worst case of every ε-DP mechanism
     (Kairouz, Oh, Viswanath 2015, Thm 2.4): losses ±ε with P-masses e^ε/(1+e^ε), 1/(1+e^ε)."""
-    hi = 1.0 / (1.0 + math.exp(-epsilon))
-    lo = 1.0 / (1.0 + math.exp(epsilon))
+    hi, lo = float(expit(epsilon)), float(expit(-epsilon))  # overflow-free 1/(1 + e^{∓ε})
     return LossModel((), _atoms([(epsilon, hi, lo), (-epsilon, lo, hi)]))
 
 
 def approx_dp_model(epsilon: float, delta: float) -> LossModel:
     """The worst (ε, δ)-DP pair (Kairouz, Oh, Viswanath 2015, Thm 2.4 / Murtagh & Vadhan 2016):
     P = (δ, (1−δ)e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0), Q the mirror image, losses (∞, ε, −ε, −∞)."""
-    hi = (1.0 - delta) / (1.0 + math.exp(-epsilon))
-    lo = (1.0 - delta) / (1.0 + math.exp(epsilon))
+    hi = (1.0 - delta) * float(expit(epsilon))
+    lo = (1.0 - delta) * float(expit(-epsilon))
     return LossModel((), _atoms([(math.inf, delta, 0.0), (epsilon, hi, lo), (-epsilon, lo, hi),
                                  (-math.inf, 0.0, delta)]))
