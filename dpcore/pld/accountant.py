@@ -2,14 +2,17 @@
 
 Pipeline (each step keeps the result an upper bound of the exact value, see the submodules):
 
-1. flatten the event tree into ``[(leaf, count)]`` and map each leaf to its dominating pair(s)
+1. flatten the event tree into ``[(leaf, count)]`` (all un-sampled Gaussian leaves merged into one
+   exact Gaussian pair, :func:`_merge_gaussians`) and map each leaf to its dominating pair(s)
    (:mod:`dpcore.pld.leaves`); Poisson sampling under add_remove gives two orders of neighbours,
    which are analysed separately and the larger ε (δ) is reported (Zhu, Dong, Wang 2022);
 2. discretise each pair pessimistically on the loss grid hℤ (:mod:`dpcore.pld.discretize`);
 3. compose: ``count``-fold by repeated FFT squaring, different leaves by FFT convolution, with
    tail truncation that only moves loss up (:mod:`dpcore.pld.pmf`);
 4. read off ε(δ) / δ(ε) with every float-error and truncation term added to δ, and the
-   optimistic companion from the Hoeffding bound on the discretisation moves.
+   optimistic companion from the Hoeffding bound on the discretisation moves. When the float
+   error bound exceeds :data:`PRECISE_FRACTION` of δ (tiny δ), steps 2–3 are redone with every
+   FFT in extended precision (:func:`_composed`).
 
 The leaf grid spacing h (``discretization``) defaults to the smallest leaf standard deviation
 divided by :data:`LEAF_POINTS_PER_SD`. While self-composing, a block whose central 99.8 % spans
@@ -27,7 +30,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from .._validation import check_delta, check_nonnegative, check_positive, check_positive_int
-from ..events import NoOpEvent, PrivacyEvent
+from ..events import GaussianEvent, NoOpEvent, PrivacyEvent
 from ..result import PrivacyResult, round_down, round_up
 from .discretize import discretize, loss_span
 from .leaves import leaf_models
@@ -49,6 +52,7 @@ FAST_SETTINGS = (32, 1024, 1024)
 MAX_LEAF_POINTS = (1 << 19, 1 << 16)
 #: total P-mass the tail truncations may move (default; also capped at 1e-4·δ for ε queries)
 DEFAULT_TAIL_MASS = 1e-14
+_U = 2.0**-53
 _METHOD = ("privacy loss distribution: connect-the-dots discretisation (Doroshenko et al. 2022), "
            "FFT composition of dominating pairs (Zhu, Dong, Wang 2022)")
 
@@ -65,7 +69,29 @@ def _parts(event: PrivacyEvent) -> List[Tuple[Tuple[LossModel, LossModel], int]]
             models[e] = leaf_models(e)
         return (e,)
 
-    return [(models[key[0]], count) for key, count in _flatten(event, leaf, "pld")]
+    flat = [(key[0], count) for key, count in _flatten(event, leaf, "pld")]
+    flat = _merge_gaussians(flat)
+    for e, _ in flat:
+        leaf(e)
+    return [(models[e], count) for e, count in flat]
+
+
+def _merge_gaussians(flat: List[Tuple[PrivacyEvent, int]]) -> List[Tuple[PrivacyEvent, int]]:
+    """Replace all un-sampled Gaussian leaves by one: composing N(1, σᵢ²) vs N(0, σᵢ²) (cᵢ times
+    each) is exactly the pair N(1, σ²) vs N(0, σ²) with 1/σ² = Σ cᵢ/σᵢ² (the composed pair is a
+    Gaussian shift of norm μ = sqrt(Σ cᵢ/σᵢ²); Dong, Roth, Su 2022, Cor. 2.1). No FFT error and
+    no discretisation error accumulate over those steps. σ is rounded down (pessimistic); if it
+    is not a positive finite float the leaves are kept as they are."""
+    gauss = [(e, c) for e, c in flat if type(e) is GaussianEvent]
+    if len(gauss) < 2 and all(c == 1 for _, c in gauss):
+        return flat
+    with np.errstate(all="ignore"):
+        mu2 = math.fsum(c / e.noise_multiplier / e.noise_multiplier for e, c in gauss) * (1.0 + 4.0 * _U)
+    sigma = 1.0 / math.sqrt(mu2) * (1.0 - 4.0 * _U) if 0.0 < mu2 < math.inf else 0.0
+    if not 0.0 < sigma < math.inf:
+        return flat
+    rest = [(e, c) for e, c in flat if type(e) is not GaussianEvent]
+    return rest + [(GaussianEvent(sigma, relation=gauss[0][0].relation), 1)]
 
 
 def _moments(pld: GridPld) -> Tuple[float, float]:
@@ -102,11 +128,13 @@ def composed_plds(
     tail_mass: float = DEFAULT_TAIL_MASS,
     max_bulk: int = DEFAULT_MAX_BULK,
     fast: bool = False,
+    precise: bool = False,
 ) -> Tuple[List[GridPld], float]:
     """Composed grid PLDs of ``event``, one per order of neighbours, and the leaf grid spacing h.
 
     ``fast`` selects :data:`FAST_SETTINGS` (coarser grid, float64 FFTs) unless ``discretization``
-    / ``max_bulk`` are given explicitly. Raises :class:`~dpcore.events.UnsupportedEventError` for
+    / ``max_bulk`` are given explicitly. ``precise`` runs every FFT in extended precision (2048×
+    smaller error bound; used when the float64 bound would be too large for the requested δ). Raises :class:`~dpcore.events.UnsupportedEventError` for
     events without a dominating pair here, or whose grid would exceed
     :data:`~dpcore.pld.discretize.MAX_GRID_POINTS`.
     """
@@ -117,6 +145,8 @@ def composed_plds(
     steps = sum(c for _, c in parts)
     leaf_tail = tail_mass / (4.0 * steps)
     per_sd, fast_bulk, extended_uses = FAST_SETTINGS if fast else (LEAF_POINTS_PER_SD, max_bulk, EXTENDED_USES)
+    if precise:
+        extended_uses = 1
     if fast and max_bulk == DEFAULT_MAX_BULK:
         max_bulk = fast_bulk
     h = _grid(parts, discretization, leaf_tail, per_sd, MAX_LEAF_POINTS[1 if fast else 0])
@@ -129,11 +159,32 @@ def composed_plds(
         for models, count in parts:
             model = models[order]
             if id(model) not in cache:
-                cache[id(model)] = discretize(model, h, leaf_tail, extended=not fast)
+                cache[id(model)] = discretize(model, h, leaf_tail, extended=precise or not fast)
             block = cache[id(model)].self_compose(count, trunc_tail, max_bulk=max_bulk, extended_uses=extended_uses)
-            total = block if total is None else total.compose(block, trunc_tail)
+            total = block if total is None else total.compose(block, trunc_tail, extended=precise)
         out.append(total)
     return out, h
+
+
+#: the float64 FFT error bound may use at most this fraction of δ before the composition is
+#: redone with extended-precision FFTs (``precise``)
+PRECISE_FRACTION = 1e-2
+
+
+def _composed(event: PrivacyEvent, delta: Optional[float], epsilon: float = 0.0, **kw) -> Tuple[List[GridPld], float]:
+    """:func:`composed_plds`, redone with ``precise=True`` when the float error is large for δ.
+
+    ``delta`` is the target of an ε query; for a δ query (``delta=None``) the comparison is with
+    the computed δ(``epsilon``) upper bound.
+    """
+    plds, h = composed_plds(event, **kw)
+    if not plds:
+        return plds, h
+    err = max(p.err for p in plds)
+    scale = delta if delta is not None else max(p.delta_bounds(epsilon)[1] for p in plds)
+    if err > PRECISE_FRACTION * scale:
+        plds, h = composed_plds(event, precise=True, **kw)
+    return plds, h
 
 
 def _details(plds: List[GridPld], h: float, bounds: Tuple[float, float], tail_mass: float) -> dict:
@@ -192,8 +243,8 @@ def pld_epsilon(
     """
     delta = check_delta("delta", delta)
     tail = min(DEFAULT_TAIL_MASS, 1e-6 * delta) if tail_mass is None else check_positive("tail_mass", tail_mass)
-    plds, h = composed_plds(event, discretization=discretization, tail_mass=tail, fast=fast,
-                            max_bulk=check_positive_int("max_bulk", max_bulk, minimum=16))
+    plds, h = _composed(event, delta, discretization=discretization, tail_mass=tail, fast=fast,
+                        max_bulk=check_positive_int("max_bulk", max_bulk, minimum=16))
     if not plds:
         return PrivacyResult(0.0, delta, event.relation, "pld", "no private release", details={"bounds": (0.0, 0.0), "gap": 0.0})
     pairs = [p.epsilon_bounds(delta) for p in plds]
@@ -222,8 +273,8 @@ def pld_delta(
     """
     eps = check_nonnegative("epsilon", epsilon)
     tail = DEFAULT_TAIL_MASS if tail_mass is None else check_positive("tail_mass", tail_mass)
-    plds, h = composed_plds(event, discretization=discretization, tail_mass=tail, fast=fast,
-                            max_bulk=check_positive_int("max_bulk", max_bulk, minimum=16))
+    plds, h = _composed(event, None, discretization=discretization, tail_mass=tail, fast=fast,
+                        max_bulk=check_positive_int("max_bulk", max_bulk, minimum=16), epsilon=eps)
     if not plds:
         return PrivacyResult(eps, 0.0, event.relation, "pld", "no private release", details={"bounds": (0.0, 0.0), "gap": 0.0})
     pairs = [p.delta_bounds(eps) for p in plds]

@@ -59,7 +59,7 @@ def _leaf_shortfall(model, h: float, tail: float, dps: int) -> float:
         for i in idx:
             eps = float(ell[i])
             exact = model.mp_profile(eps)
-            grid = _grid_delta(leaf, eps)
+            grid = max(_grid_delta(leaf, eps), 0.0)  # a lower estimate of a δ, which is ≥ 0
             worst = max(worst, float(exact - mpmath.mpf(grid) - mpmath.mpf(leaf.err)))
     return worst
 

@@ -9,6 +9,11 @@ error terms, each an upper bound on a distinct effect:
     Mass moved by tail truncation *after* discretisation (left tail rounded up to the first kept
     point, right tail sent to +∞). Moving loss up only increases δ(ε) = E_P[(1 − e^{ε−L})_+] (a
     coupling argument), so the upper bound needs nothing; the lower bound subtracts it.
+``bias``
+    ℓ1 bound on deliberate *upward* rounding (the leaf masses are rounded up by their error
+    bounds, mass moved up the grid — :func:`~dpcore.pld.discretize.discretize`): the rounded PLD
+    dominates the exact one entrywise in the upper-set sense, which convolution preserves, so
+    the upper bound needs nothing; the lower bound subtracts it.
 ``edge`` / ``count`` / ``spread``
     Mass cut at the leaves (summed over leaf instances), the number of leaf instances, and the
     sum of the squared widths of every pessimistic split (one per leaf instance at the leaf grid,
@@ -23,7 +28,9 @@ twiddles accurate to about one ulp), every entry of the computed convolution is 
 and negative entries are set to 0 with their size charged too. A convolution of distributions
 with long light tails is split into bulk × bulk (small; extended precision where the result is
 reused often) and the tail terms (full length, float64, but with an error bound proportional to
-the tail mass).
+the tail mass). Extended-precision results are rounded *up* to float64 (and the float64 sums and
+splits that follow are directed upwards too), so those roundings go to ``bias``, not ``err``:
+only the FFT's own two-sided error accumulates in ``err``.
 """
 
 from __future__ import annotations
@@ -59,20 +66,31 @@ def hoeffding_shift(spread: float, eta: float) -> float:
     return spread / 8.0 + math.sqrt(spread * math.log(1.0 / eta) / 2.0)
 
 
-def _convolve(a: np.ndarray, b: np.ndarray, extended: bool, same: bool) -> Tuple[np.ndarray, float]:
-    """Linear convolution by real FFT and a bound on the error of every entry (Higham, Thm 24.2,
-    in the FFT's precision, plus rounding the result to float64)."""
+def _convolve(a: np.ndarray, b: np.ndarray, extended: bool, same: bool) -> Tuple[np.ndarray, float, float]:
+    """Linear convolution by real FFT: (result, ℓ2 bound on its error, upward-rounding ℓ1 bias).
+
+    The error bound is Higham, Thm 24.2, in the FFT's precision. In extended precision the result
+    is rounded *up* to float64 entrywise (``nextafter`` where the cast went down), so the cast is
+    a one-sided (pessimistic) change, returned as the third value (≤ 2u·‖c‖₁) instead of being
+    added to the two-sided error; in float64 the third value is 0.
+    """
     n = a.size + b.size - 1
     nfft = sfft.next_fast_len(n, real=True)
     u = _U_EXTENDED if extended else _U
     dtype = np.longdouble if extended else np.float64
     fa = sfft.rfft(a.astype(dtype), nfft)
     fb = fa if same else sfft.rfft(b.astype(dtype), nfft)
-    c = sfft.irfft(fa * fb, nfft)[:n].astype(np.float64)
+    c_wide = sfft.irfft(fa * fb, nfft)[:n]
+    c = c_wide.astype(np.float64)
+    bias = 0.0
+    if extended:
+        down = c < c_wide
+        c[down] = np.nextafter(c[down], np.inf)
+        bias = 2.0 * _U * float(np.sum(np.abs(c)))
     sa, sb = float(np.sum(np.abs(a))), float(np.sum(np.abs(b)))
     na, nb = math.sqrt(float(np.sum(a * a))), math.sqrt(float(np.sum(b * b)))
     gamma = math.log2(max(nfft, 2)) * 8.0 * u
-    return c, 4.0 * (gamma + u) * (na * sb + sa * nb) * (1.0 + _U) + _U * (na * sb)
+    return c, 4.0 * (gamma + u) * (na * sb + sa * nb) * (1.0 + _U), bias
 
 
 def _bulk(p: np.ndarray) -> Tuple[int, int]:
@@ -97,6 +115,7 @@ class GridPld:
     edge: float
     count: int
     spread: float
+    bias: float = 0.0
 
     # ------------------------------------------------------------------ composition
 
@@ -126,33 +145,38 @@ class GridPld:
         ia0, ia1 = _bulk(a)
         ib0, ib1 = _bulk(b)
         if not extended or ia1 - ia0 + ib1 - ib0 + 2 >= n // 2:  # one float64 / short convolution
-            c, entry = _convolve(a, b, extended, other is self)
-            l1 = math.sqrt(n) * entry
+            c, entry, bias = _convolve(a, b, extended, other is self)
+            l1 = math.sqrt(n) * entry + (0.0 if extended else _U * sa * sb)  # + the float64 cast
         else:
             # a*b = Ba*Bb + (a*b − Ba*Bb): the bulk product in the requested precision, the rest —
             # every term of which carries a tail of mass ≤ _BULK_TAIL — in float64 at full length
             ra, rb = a.copy(), b.copy()
             ra[ia0:ia1 + 1] = 0.0
             rb[ib0:ib1 + 1] = 0.0
-            bulk, e_bulk = _convolve(a[ia0:ia1 + 1], b[ib0:ib1 + 1], extended, other is self)
+            bulk, e_bulk, bias = _convolve(a[ia0:ia1 + 1], b[ib0:ib1 + 1], extended, other is self)
             if other is self:  # 2·Ba*Ra + Ra*Ra = (2a − Ra)*Ra
-                c, e_rest = _convolve(2.0 * a - ra, ra, False, False)
+                c, e_rest, _ = _convolve(2.0 * a - ra, ra, False, False)
             else:  # Ba*Rb + Ra*b
-                c, e1 = _convolve(a - ra, rb, False, False)
-                c2, e2 = _convolve(ra, b, False, False)
+                c, e1, _ = _convolve(a - ra, rb, False, False)
+                c2, e2, _ = _convolve(ra, b, False, False)
                 c += c2
                 e_rest = e1 + e2 + _U * float(np.max(np.abs(c)))
-            c[ia0 + ib0:ia0 + ib0 + bulk.size] += bulk
+            # float64 cast of the rest (ℓ1 ≤ u·Σ|rest|: its factors each carry a tail ≤ _BULK_TAIL)
+            e_cast = _U * float(np.sum(np.abs(c)))
+            window = slice(ia0 + ib0, ia0 + ib0 + bulk.size)
+            c[window] += bulk
+            c[window] *= 1.0 + 4.0 * _U  # the addition's rounding, directed up (see ``bias``)
+            bias += 8.0 * _U * float(np.sum(np.abs(c[window])))
             entry = e_bulk + e_rest + _U * float(np.max(bulk))
-            l1 = math.sqrt(bulk.size) * e_bulk + math.sqrt(n) * (e_rest + _U * float(np.max(bulk)))
+            l1 = math.sqrt(bulk.size) * e_bulk + math.sqrt(n) * e_rest + e_cast
         negative = c < 0.0
         clamped = -float(np.sum(c[negative]))
         c[negative] = 0.0
-        err = (self.err * max(1.0, other.mass()) + other.err * max(1.0, self.mass())
-               + l1 + _U * sa * sb + clamped)
+        err = (self.err * max(1.0, other.mass()) + other.err * max(1.0, self.mass()) + l1 + clamped)
+        bias += self.bias * max(1.0, other.mass()) + other.bias * max(1.0, self.mass())
         inf_mass = (self.inf_mass * (sb + other.inf_mass) + sa * other.inf_mass) * (1.0 + 8.0 * _U)
         out = GridPld(self.h, self.start + other.start, c, inf_mass, err, self.moved + other.moved,
-                      self.edge + other.edge, self.count + other.count, self.spread + other.spread)
+                      self.edge + other.edge, self.count + other.count, self.spread + other.spread, bias)
         return out.truncate(tail, noise=entry * _NOISE_FRACTION)
 
     def truncate(self, tail: float, noise: float = 0.0) -> "GridPld":
@@ -175,7 +199,7 @@ class GridPld:
         kept = c[i0:i1 + 1].copy()
         kept[0] += moved_left
         return GridPld(self.h, self.start + i0, kept, self.inf_mass + moved_right, self.err,
-                       self.moved + moved_left + moved_right, self.edge, self.count, self.spread)
+                       self.moved + moved_left + moved_right, self.edge, self.count, self.spread, self.bias)
 
     def coarsen(self, factor: int) -> "GridPld":
         """The same PLD on the grid (factor·h)ℤ, split pessimistically ("connect the dots").
@@ -183,7 +207,7 @@ class GridPld:
         A point ℓ between coarse points a < b goes to b with P-mass p(1 − e^{a−ℓ})/(1 − e^{a−b})
         and to a with the rest, preserving its P- and Q-mass: the coarse pair dominates the fine
         one (Doroshenko et al. 2022, Thm 3.3). One split of width factor·h per block instance is
-        added to ``spread``.
+        added to ``spread``. Float rounding is directed upwards (recorded in ``bias``, not ``err``).
         """
         if factor == 1:
             return self
@@ -193,15 +217,18 @@ class GridPld:
         r = g - k * factor
         w_hi = np.expm1(-r * self.h) / math.expm1(-big)  # (1 − e^{−r h}) / (1 − e^{−H})
         k0 = int(k[0])
-        hi = self.pmf * w_hi
+        # rounded up (the split map is stochastically monotone, so it keeps the upper-set
+        # dominance of the input): the upper share by its few-ulp error, each sum by its addends
+        hi = np.minimum(self.pmf * w_hi * (1.0 + 8.0 * _U), self.pmf)
         size = int(k[-1]) - k0 + 2
         pmf = (np.bincount(k - k0, weights=self.pmf - hi, minlength=size)
                + np.bincount(k - k0 + 1, weights=hi, minlength=size))
+        pmf *= 1.0 + (2.0 * factor + 4.0) * _U  # ≤ 2·factor addends per coarse point
         if pmf[-1] == 0.0:
             pmf = pmf[:-1]
-        err = self.err + 4.0 * _U * float(np.sum(self.pmf))
-        return GridPld(big, k0, pmf, self.inf_mass, err, self.moved, self.edge, self.count,
-                       self.spread + big * big)
+        bias = self.bias + 2.0 * (2.0 * factor + 12.0) * _U * float(np.sum(self.pmf))
+        return GridPld(big, k0, pmf, self.inf_mass, self.err, self.moved, self.edge, self.count,
+                       self.spread + big * big, bias)
 
     def bulk_points(self) -> int:
         """Grid points between the 1e-3 and 1 − 1e-3 quantiles of the finite mass."""
@@ -215,7 +242,8 @@ class GridPld:
 
         ``tail`` is the mass all truncations together may move: a squared block that is used m
         times in the product may move ``tail / (2·levels·m)``. Squarings whose result is used
-        ≥ ``extended_uses`` times run in extended precision. With ``max_bulk`` > 0 a squared block
+        ≥ ``extended_uses`` times run in extended precision (with ``extended_uses`` ≤ 1, every
+        convolution, the final products included). With ``max_bulk`` > 0 a squared block
         is coarsened by 2 while its bulk (:meth:`bulk_points`) exceeds ``max_bulk`` points, so
         array sizes stay bounded as the distribution widens.
         """
@@ -224,7 +252,7 @@ class GridPld:
         base = self
         while True:
             if count & 1:
-                result = base if result is None else result.compose(base, share)
+                result = base if result is None else result.compose(base, share, extended=extended_uses <= 1)
             count >>= 1
             if not count:
                 return result
@@ -250,7 +278,7 @@ class GridPld:
         Upper: the computed value plus its rounding and ``err`` (the discretisation is
         pessimistic). Lower: the split leaves differ from the merged (dominated) pair by
         independent moves D of width h with E[e^{−D}] = 1, so with probability ≥ 1 − η their sum is
-        ≤ c(η) (:func:`hoeffding_shift`); hence δ_exact(ε) ≥ δ_grid(ε + c) − η − edge − moved − err.
+        ≤ c(η) (:func:`hoeffding_shift`); hence δ_exact(ε) ≥ δ_grid(ε + c) − η − edge − moved − err − bias.
         """
         v, r = self._delta_float(epsilon)
         upper = min(1.0, v + r + self.err)
@@ -258,7 +286,7 @@ class GridPld:
         for eta in self._etas(max(upper, 1e-300)):
             c = hoeffding_shift(self.spread, eta)
             w, s = self._delta_float(epsilon + c)
-            best = max(best, w - s - self.err - self.moved - self.edge - eta)
+            best = max(best, w - s - self.err - self.bias - self.moved - self.edge - eta)
         return best, upper
 
     def _root(self, d: float) -> float:
@@ -290,7 +318,7 @@ class GridPld:
         lower = 0.0
         for eta in self._etas(delta):
             c = hoeffding_shift(self.spread, eta)
-            target = delta + self.err + self.moved + self.edge + eta
+            target = delta + self.err + self.bias + self.moved + self.edge + eta
             eps = self._root(target * (1.0 + 1e-12))
             if not math.isfinite(eps):
                 continue
