@@ -243,6 +243,12 @@ class _DPLinearModel(_Base):
             kwargs.setdefault("sampling", "without_replacement")
         if self.keep_diagnostics and "trace" in accepted:
             kwargs.setdefault("trace", True)
+        supplied = {"loss", "epsilon", "delta", "alpha", "data_norm_bound", "rng", "loss_params", *kwargs}
+        missing = [name for name, par in accepted.items()
+                   if par.kind is par.KEYWORD_ONLY and par.default is par.empty and name not in supplied]
+        if missing:  # e.g. the l_p solvers' geometry p: no silent default for a modelling choice
+            raise ValueError(f"solver={self.solver!r} needs solver_params with {', '.join(map(repr, missing))} "
+                             f"(see algorithms.{self.solver}); got solver_params={self.solver_params!r}")
         penalty = getattr(self, "penalty", "l2")
         if penalty != "l2":
             if "penalty" not in accepted:

@@ -221,7 +221,8 @@ def solver_target(
             return _early_stopped_target(epsilon, delta)
     relation = "add_remove" if name in _ADD_REMOVE else "replace_one"
     n, d = _PROBLEM_SIZE.get(name, (n, d))
-    epsilon = min(epsilon, _EPSILON_CAP.get(name, math.inf))
+    if math.isfinite(epsilon):  # epsilon = inf stays the noise-free run (no regime to respect)
+        epsilon = min(epsilon, _EPSILON_CAP.get(name, math.inf))
     datasets = canary_datasets(n, d, relation)
     settings = dict(COMMON_SETTINGS, **SOLVER_SETTINGS[name], epsilon=epsilon, delta=delta)
     claim, kwargs = _calibrated(name, settings, datasets[1])

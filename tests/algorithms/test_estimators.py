@@ -67,6 +67,14 @@ def test_huber_and_linear_regression_noise_off():
 @pytest.mark.parametrize("solver", sorted(SOLVERS))
 def test_every_solver_reports_its_privacy(solver):
     params = None
+    if solver in ("noisy_mirror_descent", "batched_truncated_mirror_descent", "shuffled_truncated_mirror_descent"):
+        with pytest.raises(ValueError, match=r"solver_params with 'p'"):  # the l_p geometry has no default
+            DPLogisticRegression(solver=solver, random_state=3).fit(X, Y01)
+        params = {"p": 1.5}
+    if solver == "shuffled_truncated_mirror_descent":  # Theorem 9 holds only for small epsilon
+        with pytest.raises(ValueError, match="Theorem 9"):
+            DPLogisticRegression(solver=solver, epsilon=1.0, random_state=3, solver_params=params).fit(X, Y01)
+        return
     m = DPLogisticRegression(solver=solver, epsilon=1.0, delta=1e-5, alpha=0.01, random_state=3,
                              solver_params=params, keep_diagnostics=True).fit(X, Y01)
     assert m.privacy_.epsilon <= 1.0

@@ -42,6 +42,16 @@ def test_mechanism_scores_point_to_d_prime():
         assert target.sample(1, 4_000, rng).mean() > target.sample(0, 4_000, rng).mean()
 
 
+# (trials, least ε_lb) of the noise-off attack for solvers whose noise-free run still shuffles / splits the data:
+# their canary scores overlap a little, so they need more trials; Phased DP-SGD's overlap is largest
+# (measured ε_lb 2.22 / 2.34 / 2.43 on seeds 3 / 4 / 5 at 600 trials, the truncated solvers 5.75)
+_RANDOMISED_NOISE_FREE = {
+    "phased_dp_sgd": (600, 2.0),
+    "batched_truncated_mirror_descent": (600, 3.0),
+    "shuffled_truncated_mirror_descent": (600, 3.0),
+}
+
+
 @pytest.mark.parametrize("name", tg.SOLVER_NAMES)
 def test_correct_solver_passes_and_noise_off_is_caught(name):
     target = tg.solver_target(name, 1.0, 1e-5, n=60)
@@ -49,10 +59,15 @@ def test_correct_solver_passes_and_noise_off_is_caught(name):
     estimator = "gdp" if target.noise_family == "gaussian" else "clopper-pearson"
     trials = SOLVER_TRIALS[name][0]  # quick budget: 150 per side; 1 000 for the objective-perturbation family
     assert run_audit(target, trials, estimator=estimator, seed=3, batch_size=50).verdict == "pass"
-    # ε = ∞: the solver runs without noise and the canary attack separates D from D′ perfectly
-    off = run_audit(tg.solver_target(name, math.inf, 1e-5, n=60), 200, seed=3, batch_size=50)
+    # ε = ∞: the solver runs without noise and the canary attack separates D from D′ (perfectly, for the
+    # solvers whose noise-free run is deterministic; the l_p solvers still shuffle / split the data, so their
+    # canary scores overlap a little and need more trials to reach the same ceiling)
+    off_trials, least = _RANDOMISED_NOISE_FREE.get(name, (200, 3.0))
+    off = run_audit(tg.solver_target(name, math.inf, 1e-5, n=60), off_trials, seed=3, batch_size=50)
     assert off.claimed_epsilon == math.inf and off.verdict == "pass"
-    assert off.eps_lower > 3.0  # Clopper–Pearson ceiling at 100 evaluation trials per side ≈ 3.28
+    # deterministic noise-free runs reach the ceiling (≈ 3.28 at 100 evaluation trials per side); the
+    # randomised ones must still clear the ε = 1 claim the correct run is audited at by a wide margin
+    assert off.eps_lower > least
 
 
 def test_bad_names():
