@@ -21,9 +21,9 @@ evaluated in extended precision — amplified by |loss|/(1 − e^{−h}) for the
 bin mass and its upper share are then rounded *up* by that bound (the rest of the bin goes to the
 lower point), so the grid PLD dominates the exact split one in the upper-set sense — more mass,
 and moved up — which convolution preserves and which only increases δ(ε); the upper bound
-therefore carries no leaf error (``err = 0``), and twice the rounding is recorded in ``bias`` for
-the optimistic bound. Relative rather than absolute errors then reach δ: a k-fold composition
-inflates δ by a factor ≈ 1 + k·(rounding), instead of adding k·(ℓ1 error).
+therefore carries no leaf error (``err = 0``), and the ℓ1 size of the rounding is recorded in
+``bias`` for the optimistic bound. Relative rather than absolute errors then reach δ: a k-fold
+composition inflates δ by a factor ≈ 1 + k·(rounding), instead of adding k·(ℓ1 error).
 """
 
 from __future__ import annotations
@@ -235,5 +235,6 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -
     pmf = np.bincount(ks, weights=p_hi, minlength=size) + np.bincount(ks - 1, weights=p_lo, minlength=size) + extra
     pmf *= 1.0 + (float(np.max(terms)) + 2.0) * _U  # the summation's rounding, upwards
     inf_mass *= 1.0 + (_ERR_UNITS + 4.0) * _U
-    bias = 2.0 * (float(np.sum(bound)) + (float(np.max(terms)) + _ERR_UNITS + 8.0) * _U * (float(np.sum(pmf)) + inf_mass))
+    # ℓ1 distance to the exact split masses: |Δp_hi| + |Δp_lo| ≤ 4·bound per bin, plus the scalings
+    bias = 4.0 * float(np.sum(bound)) + 2.0 * (float(np.max(terms)) + _ERR_UNITS + 8.0) * _U * (float(np.sum(pmf)) + inf_mass)
     return GridPld(h, k0, pmf, inf_mass, 0.0, 0.0, edge, 1, h * h, bias)
