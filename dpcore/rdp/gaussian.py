@@ -84,17 +84,20 @@ def _expm1_minus_x(x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x) < 0.01, series, np.expm1(x) - x)
 
 
-def _log_cosh_ratio(a: np.ndarray, b: float) -> np.ndarray:
-    """log(cosh a / cosh b) for a ≥ b ≥ 0 without cancellation or overflow.
+def _log_cosh_ratio(b: float, d: np.ndarray) -> np.ndarray:
+    """log(cosh(b + d) / cosh b) for b ≥ 0, d ≥ 0, without cancellation or overflow.
 
-    Uses cosh a − cosh b = 2 sinh((a+b)/2) sinh((a−b)/2) where that does not overflow, else
-    log cosh x = x + log1p(e^{−2x}) − log 2 (no cancellation when a ≫ b).
+    The difference d of the two arguments is passed, not their sum, so that it carries no rounding
+    error of its own (computing (b + d) − b in floats loses log2(b/d) bits). Uses
+    cosh a − cosh b = 2 sinh((a+b)/2) sinh(d/2) where that does not overflow, else
+    log cosh a − log cosh b = d + log1p(e^{−2a}) − log1p(e^{−2b}) (a = b + d).
     """
+    with np.errstate(over="ignore"):
+        a = b + d
     moderate = (a + b) / 2.0 < 300.0
-    am = np.where(moderate, a, 0.0)
-    ratio = 2.0 * np.sinh((am + b) / 2.0) * np.sinh((am - b) / 2.0) / np.cosh(b)
-    log_cosh_b = b + np.log1p(np.exp(-2.0 * b)) - np.log(2.0)
-    big = a + np.log1p(np.exp(-2.0 * a)) - np.log(2.0) - log_cosh_b
+    half_sum = np.where(moderate, b + d / 2.0, 0.0)
+    ratio = 2.0 * np.sinh(half_sum) * np.sinh(np.where(moderate, d, 0.0) / 2.0) / np.cosh(b)
+    big = d + np.log1p(np.exp(-2.0 * a)) - np.log1p(np.exp(-2.0 * b))
     return np.where(moderate, np.log1p(ratio), big)
 
 
@@ -125,5 +128,9 @@ def pure_dp_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
     """
     eps = check_positive("epsilon", epsilon)
     alpha = check_orders("orders", orders)
-    value = _log_cosh_ratio((alpha - 0.5) * eps, eps / 2.0) / (alpha - 1.0)
+    # D_α = log(cosh(ε/2 + (α−1)ε) / cosh(ε/2)) / (α−1); (α−1)ε beyond the float range (ε near 1e308)
+    # gives inf, i.e. the cap ε
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = _log_cosh_ratio(eps / 2.0, (alpha - 1.0) * eps) / (alpha - 1.0)
+    value = np.where(np.isfinite(value), value, np.inf)
     return np.minimum(inflate(np.maximum(value, 0.0)), inflate(np.full_like(alpha, eps)))

@@ -57,6 +57,22 @@ def test_pure_dp_rdp_is_the_randomized_response_divergence(eps):
     assert np.all(values <= np.minimum(eps, ORDERS * eps * eps / 2) * (1 + 1e-9))
 
 
+@pytest.mark.parametrize("eps", [1e-3, 0.7, 1.0, 5.0, 600.0, 1e5])
+@pytest.mark.parametrize("alpha", [1 + 1e-6, 1 + 3e-6, 1.0001, 1.001])
+def test_pure_dp_rdp_never_below_the_exact_value_near_order_one(eps, alpha):
+    # the order search reaches 1 + 1e-6, where (α−½)ε − ε/2 cancelled to ~1e-10 relative (found below the
+    # exact value by 2.7e-11); the difference (α−1)ε is now passed directly
+    value = pure_dp_rdp(eps, [alpha])[0]
+    with mpmath.workdps(60):
+        exact = min(_mp_randomized_response(eps, alpha), mpmath.mpf(eps))
+        assert mpmath.mpf(value) >= exact
+
+
+def test_pure_dp_rdp_at_the_float_limit():
+    values = pure_dp_rdp(1e308, [1.5, 2.0, 1e6])  # the cap ε (rounded up); no overflow warning
+    assert np.all(np.isfinite(values)) and np.all(values >= 1e308) and np.all(values <= 1e308 * (1 + 1e-11))
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.floats(0.05, 50.0), st.floats(1.001, 500.0))
 def test_laplace_below_its_pure_dp_curve(lam, alpha):
