@@ -66,9 +66,14 @@ def as_generator(rng: object) -> np.random.Generator:
     or a non-negative int seed."""
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng (random_state) must be None, an int seed >= 0 or a numpy.random.Generator; "
+                             f"got {rng!r}")
         return np.random.default_rng(rng)
-    raise ValueError(f"rng must be None, an int seed or a numpy.random.Generator; got {rng!r}")
+    raise ValueError(f"rng (random_state) must be None, an int seed >= 0 or a numpy.random.Generator; got {rng!r}")
 
 
 def check_batch_size(batch_size: object, n: int) -> int:

@@ -80,6 +80,9 @@ __all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SO
 AUTO_ALPHA_C = 10.0
 AUTO_ALPHA_OUTPUT_C = 0.2
 AUTO_ALPHA_MAX = 1e-2
+#: Rows of norm up to R(1 + ROW_NORM_RTOL) are taken as float rounding of the bound R (e.g. unit-norm rows
+#: stored in float32, relative error ~6e-8) and rescaled to norm R; rows beyond it need clip_data=True.
+ROW_NORM_RTOL = 1e-6
 AUTO_ALPHA_EPS_CAP = 10.0
 
 SOLVERS = {
@@ -161,6 +164,17 @@ except ImportError:  # pragma: no cover - exercised by a subprocess test without
     _Base, _ClassifierMixin, _RegressorMixin = _FallbackBase, _FallbackClassifier, _FallbackRegressor
 
 
+def _scaled_row_norms(X: np.ndarray):
+    """(‖xᵢ‖₂, xᵢ/maxⱼ|xᵢⱼ|, ‖xᵢ/maxⱼ|xᵢⱼ|‖₂) per row, computed on the max-scaled rows so that tiny
+    entries do not underflow (a norm of 0) and huge ones do not overflow before the comparison with R."""
+    scale = np.max(np.abs(X), axis=1) if X.shape[1] else np.zeros(X.shape[0])
+    safe = np.where(scale > 0, scale, 1.0)
+    unit = X / safe[:, None]
+    unit_norms = np.linalg.norm(unit, axis=1)
+    with np.errstate(over="ignore"):
+        return scale * unit_norms, unit, np.where(unit_norms > 0, unit_norms, 1.0)
+
+
 class _DPLinearModel(_Base):
     """Shared fit machinery: data checks, intercept column, solver dispatch, fitted attributes."""
 
@@ -213,34 +227,54 @@ class _DPLinearModel(_Base):
             self.alpha_ = float(self.alpha)
         return self.alpha_
 
-    def _clip_rows(self, X: np.ndarray) -> np.ndarray:
-        """The public per-record map of ``clip_data=True``: rows above R rescaled to norm R (fit and predict)."""
-        if not self.clip_data:
-            return X
+    def _clip_rows(self, X: np.ndarray, fitting: bool = False) -> np.ndarray:
+        """The public per-record map applied in fit and predict: rows with ‖xᵢ‖₂ > R rescaled to norm R —
+        every such row with ``clip_data=True``; otherwise only rows within float rounding of the bound,
+        R < ‖xᵢ‖₂ ≤ R(1 + ``ROW_NORM_RTOL``) (e.g. unit-norm rows stored as float32), and in ``fit`` any
+        other row above R is a ``ValueError``. The map is per record and data-independent, and its
+        output rows satisfy the bound R, so the sensitivity analysis for R holds unchanged."""
         R = check_positive("data_norm_bound", self.data_norm_bound)
-        norms = np.linalg.norm(X, axis=1)
+        norms, unit, unit_norms = _scaled_row_norms(X)
         over = norms > R
+        if not over.any():
+            return X
+        if not self.clip_data:
+            beyond = np.flatnonzero(norms > R * (1.0 + ROW_NORM_RTOL))
+            if fitting and beyond.size:
+                i = int(beyond[0])
+                raise ValueError(f"data_norm_bound={R!r} is violated: row {i} has norm {float(norms[i])!r} (more than "
+                                 f"a relative {ROW_NORM_RTOL:g} above the bound); rescale X, raise data_norm_bound, "
+                                 "or pass clip_data=True to rescale such rows to norm data_norm_bound")
+            over &= norms <= R * (1.0 + ROW_NORM_RTOL)  # predict: only the rounding map of fit
         X = X.copy()
-        X[over] *= (R / norms[over])[:, None]
-        still = np.linalg.norm(X, axis=1) > R  # rounding of the rescaling: step below R
+        X[over] = unit[over] * (R / unit_norms[over])[:, None]
+        still = _scaled_row_norms(X)[0] > R  # rounding of the rescaling: step below R
         X[still] *= 1.0 - 1e-12
         return X
 
     def _fit_weights(self, X: np.ndarray, y: np.ndarray, loss_params: Dict[str, Any], extra: Dict[str, Any]):
         R = check_positive("data_norm_bound", self.data_norm_bound)
-        X = self._clip_rows(X)
+        X = self._clip_rows(X, fitting=True)
         bound = R
         if self.fit_intercept:
             c = check_positive("intercept_scaling", self.intercept_scaling)
             X = np.hstack([X, np.full((X.shape[0], 1), c)])
             bound = math.nextafter(math.sqrt(R * R + c * c), math.inf)
         solver = self._solver_fn()
-        warn_if_fixed_seed(self.random_state, type(self).__name__)
+        rs = self.random_state
+        if not (rs is None or isinstance(rs, np.random.Generator)
+                or isinstance(rs, (int, np.integer)) and not isinstance(rs, bool) and rs >= 0):
+            raise ValueError(f"random_state must be None (fresh OS entropy), an int seed >= 0 (tests only) or a "
+                             f"numpy.random.Generator; got {rs!r}")
+        warn_if_fixed_seed(rs, type(self).__name__)
         accepted = inspect.signature(solver).parameters
         kwargs = dict(self.solver_params or {})
         kwargs.update({k: v for k, v in extra.items() if k in accepted})  # e.g. clip_norm: gradient solvers only
         if self.solver == "dp_sgd":  # replace-one accounting, like every other solver (module docstring)
             kwargs.setdefault("sampling", "without_replacement")
+        default_batch = accepted["batch_size"].default if "batch_size" in accepted else None
+        if isinstance(default_batch, int) and default_batch > X.shape[0] and "batch_size" not in kwargs:
+            kwargs["batch_size"] = X.shape[0]  # a solver default larger than the data: the full batch (n public)
         if self.keep_diagnostics and "trace" in accepted:
             kwargs.setdefault("trace", True)
         supplied = {"loss", "epsilon", "delta", "alpha", "data_norm_bound", "rng", "loss_params", *kwargs}

@@ -233,3 +233,51 @@ def test_privacy_repr_is_summarised():
     m = DPLogisticRegression(solver="dp_gd", random_state=0).fit(X, Y01)
     text = repr(m.privacy_)
     assert len(text) < 400 and "relation='replace_one'" in text and "epsilon=" in text
+
+
+# ----------------------------------------------------------------------------- friendlier errors (issue 12.5)
+
+
+def _float32_unit_rows(n=200, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, d))
+    Z /= np.linalg.norm(Z, axis=1)[:, None]
+    return Z.astype(np.float32), (Z[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize("solver", ["objective_perturbation", "dp_svrg", "dp_sgd", "dp_gd"])
+def test_float32_unit_norm_rows_are_accepted(solver):
+    Z, yz = _float32_unit_rows()
+    assert np.max(np.linalg.norm(Z.astype(np.float64), axis=1)) > 1.0  # float32 rounding lifts some rows above R
+    m = DPLogisticRegression(solver=solver, epsilon=1.0).fit(Z, yz)
+    assert np.all(np.isfinite(m.coef_)) and m.privacy_.epsilon <= 1.0
+
+
+def test_rows_beyond_rounding_are_refused_naming_the_bound_and_clip_data():
+    Z, yz = _float32_unit_rows()
+    with pytest.raises(ValueError, match=r"data_norm_bound=1\.0 is violated.*clip_data=True"):
+        DPLogisticRegression().fit(1.001 * Z, yz)
+    m = DPLogisticRegression(clip_data=True).fit(1.001 * Z, yz)  # the public rescaling
+    assert np.all(np.isfinite(m.coef_))
+
+
+def test_row_norms_neither_underflow_nor_overflow():
+    Z, yz = _float32_unit_rows()
+    tiny, huge = np.full((1, 5), 1e-170), np.full((1, 5), 1e300)
+    with pytest.raises(ValueError, match="data_norm_bound"):
+        DPLogisticRegression().fit(np.vstack([Z, huge]), np.r_[yz, 1])
+    m = DPLogisticRegression(clip_data=True).fit(np.vstack([Z, tiny, huge]), np.r_[yz, 0, 1])
+    assert np.all(np.isfinite(m.coef_)) and np.isfinite(m.decision_function(huge)).all()
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "0", True])
+def test_random_state_is_named(bad):
+    Z, yz = _float32_unit_rows()
+    with pytest.raises(ValueError, match="random_state must be None"):
+        DPLogisticRegression(random_state=bad).fit(Z, yz)
+
+
+def test_default_batch_larger_than_the_data_is_the_full_batch():
+    Z, yz = _float32_unit_rows(n=2)
+    m = DPLogisticRegression(solver="dp_sgd").fit(Z, [0, 1])  # dp_sgd's default batch 256 > n = 2
+    assert np.all(np.isfinite(m.coef_))
