@@ -43,6 +43,7 @@ from .regularizers import get_regularizer
 from .rrpsgd import rrpsgd
 from .result import SolverResult
 from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled_truncated_mirror_descent
+from .label_set import PrivacyLeakWarning
 from .seeding import DeterministicSeedWarning
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "SOLVERS",
     "SolverResult",
     "DeterministicSeedWarning",
+    "PrivacyLeakWarning",
     "get_loss",
     "get_regularizer",
     "get_constraint",

@@ -21,14 +21,15 @@ Privacy-relevant conventions (all documented on the classes):
 * **One neighbouring relation**: every solver's ``privacy_`` is reported under ``replace_one``
   (n public, one record replaced), so solvers are comparable at equal ``epsilon``. DP-SGD, whose
   Poisson analysis is add/remove, is run by the estimators with ``sampling="without_replacement"``
-  (replace-one accounting) unless ``solver_params`` asks for Poisson sampling explicitly (then
-  ``privacy_.relation`` says ``add_remove``).
+  (replace-one accounting); Poisson sampling is refused here — under add/remove n is private, and
+  the estimators' public rules (``alpha="auto"``, the full-batch fallback) read n. Call
+  :func:`algorithms.dp_sgd` directly for Poisson sampling with a public schedule.
 * **Intercept**: ``fit_intercept=True`` appends a constant feature c = ``intercept_scaling`` to
   every row; the solver sees rows of norm ≤ √(R² + c²) and that bound enters its sensitivity.
   The intercept is c·w_{d+1} and is regularised like the other weights (as in liblinear).
 * **Labels** (classifier): exactly two classes; ``classes`` may be given (public label set),
   otherwise ``classes_ = unique(y)`` (the label *set* is then taken from the data, as scikit-learn
-  does; pass ``classes`` to avoid that). ``classes_[0] → −1``, ``classes_[1] → +1``.
+  does, outside the guarantee: :class:`~algorithms.label_set.PrivacyLeakWarning`; pass ``classes``). ``classes_[0] → −1``, ``classes_[1] → +1``.
 * ``epsilon=math.inf`` switches the noise off and reports ε = inf; the first-order solvers then
   minimise their objective to a convergence tolerance (``tol``) instead of a fixed budget.
 * **Randomness**: ``random_state=None`` (default) draws fresh OS entropy; an int seed is for tests
@@ -36,8 +37,7 @@ Privacy-relevant conventions (all documented on the classes):
   (:class:`~algorithms.seeding.DeterministicSeedWarning`).
 
 After ``fit``: ``coef_``, ``intercept_``, ``privacy_`` (``dpcore.PrivacyResult``: ``.epsilon``,
-``.delta``, ``.relation`` — the solver's neighbouring relation: replace-one, except DP-SGD with
-Poisson sampling, analysed under add/remove), ``n_features_in_``; classifiers also ``classes_`` —
+``.delta``, ``.relation`` — replace-one for every solver), ``n_features_in_``; classifiers also ``classes_`` —
 only outputs covered by the guarantee (or public). With ``keep_diagnostics=True`` (documented as
 NOT private) also ``n_gradient_evaluations_`` and ``result_`` (the full
 :class:`~algorithms.result.SolverResult`, with the solver's traces — objective values on the raw
@@ -68,6 +68,7 @@ from .output_perturbation import output_perturbation_gd
 from .phased_dp_sgd import phased_dp_sgd
 from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled_truncated_mirror_descent
 from .rrpsgd import rrpsgd
+from .label_set import label_set
 from .seeding import warn_if_fixed_seed
 
 __all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SOLVERS", "AUTO_ALPHA_C"]
@@ -272,6 +273,10 @@ class _DPLinearModel(_Base):
         kwargs.update({k: v for k, v in extra.items() if k in accepted})  # e.g. clip_norm: gradient solvers only
         if self.solver == "dp_sgd":  # replace-one accounting, like every other solver (module docstring)
             kwargs.setdefault("sampling", "without_replacement")
+            if kwargs["sampling"] != "without_replacement":
+                raise ValueError(f"solver_params sampling must be 'without_replacement' in the estimators (replace-one, "
+                                 f"n public: alpha='auto' and the batch rules read n); got {kwargs['sampling']!r} — "
+                                 "call algorithms.dp_sgd directly for Poisson sampling with a public schedule")
         default_batch = accepted["batch_size"].default if "batch_size" in accepted else None
         if isinstance(default_batch, int) and default_batch > X.shape[0] and "batch_size" not in kwargs:
             kwargs["batch_size"] = X.shape[0]  # a solver default larger than the data: the full batch (n public)
@@ -345,7 +350,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     clip_data : bool
         Rescale rows with ‖xᵢ‖₂ > R to norm R instead of raising ``ValueError``.
     classes : array-like of two labels, optional
-        Public label set; default ``unique(y)``.
+        Public label set. Default ``unique(y)``, as scikit-learn, with a
+        :class:`~algorithms.label_set.PrivacyLeakWarning`: a label set read from the data is not
+        covered by ``privacy_`` (one replaced record can add or remove a class).
     random_state : None, int or numpy.random.Generator
         Source of the solver's noise. ``None`` (default): fresh OS entropy, as a private release
         needs. An int seed makes ``fit`` a deterministic function of the data — NOT private; for
@@ -353,9 +360,8 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     solver_params : dict, optional
         Extra keyword arguments of the solver (e.g. ``{"epochs": 20}``; the ℓp solvers of Su–Zhao–Wang,
         ``noisy_mirror_descent, phased_dp_sgd, batched_truncated_mirror_descent,
-        shuffled_truncated_mirror_descent``, need ``{"p": ...}``; ``dp_sgd`` with Poisson sampling,
-        analysed under add/remove where n is private, needs a public schedule:
-        ``{"dataset_size": N}`` or ``{"sampling_rate": q, "steps": T}``).
+        shuffled_truncated_mirror_descent``, need ``{"p": ...}``; ``dp_sgd`` runs without
+        replacement here — Poisson sampling (add/remove) is refused, use :func:`algorithms.dp_sgd`).
     keep_diagnostics : bool
         Opt-in, NOT private: keep ``result_`` (the solver's full result, traces on) and
         ``n_gradient_evaluations_`` — diagnostics computed on the raw data. Default False: only
@@ -376,7 +382,7 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         y = np.asarray(y).ravel()
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"y must have one label per row of X ({X.shape[0]}); got {y.shape[0]}")
-        classes = np.unique(y) if self.classes is None else np.asarray(self.classes)
+        classes = np.asarray(self.classes) if self.classes is not None else label_set(None, y, type(self).__name__)
         if classes.shape != (2,) or classes[0] == classes[1]:
             raise ValueError(f"classes must be exactly two distinct labels; got {classes.tolist()}")
         if not np.all(np.isin(y, classes)):

@@ -33,6 +33,7 @@ from ._data import validate_features
 from ._solver_common import as_generator, calibrated_privacy, check_counts
 from .dp_srm import dp_srm_event, dp_srm_sensitivities
 from .estimators import _Base, _ClassifierMixin, _store_params
+from .label_set import label_set
 from .mlp_kernels import mlp_dp_srm_kernel, mlp_logits_kernel, mlp_noisy_sgd_kernel, n_parameters
 from .seeding import warn_if_fixed_seed
 
@@ -72,7 +73,8 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
     alpha : float
         L2 weight decay ≥ 0 (objective units).
     classes : array-like, optional
-        Public label set (≥ 2 labels); default ``unique(y)`` (taken from the data, as scikit-learn).
+        Public label set (≥ 2 labels); default ``unique(y)`` (taken from the data, as scikit-learn,
+        outside the privacy guarantee: :class:`~algorithms.label_set.PrivacyLeakWarning`).
         Two classes: one logistic output (``classes_[1]`` positive); more: softmax.
     random_state : None, int or numpy.random.Generator
         ``None`` (default): fresh OS entropy. An int seed makes ``fit`` deterministic — for tests only
@@ -102,7 +104,7 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
         n, d = X.shape
         if y.shape[0] != n:
             raise ValueError(f"y must have one label per row of X ({n}); got {y.shape[0]}")
-        classes = np.unique(y) if self.classes is None else np.unique(np.asarray(self.classes))
+        classes = label_set(self.classes, y, type(self).__name__)
         if classes.shape[0] < 2:
             raise ValueError(f"classes must hold at least two distinct labels; got {classes.tolist()}")
         if not np.all(np.isin(y, classes)):

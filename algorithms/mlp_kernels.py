@@ -21,7 +21,7 @@ import numpy as np
 from dpcore._jit import jit
 from mechanisms.kernels import gaussian_noise_kernel
 
-from .clipping import clip_factor, clip_vector_kernel
+from .clipping import clip_factor, clip_margin, clip_vector_kernel
 from .dp_sgd import fixed_batch_kernel
 
 __all__ = [
@@ -153,6 +153,8 @@ def mlp_clipped_sum_kernel(theta, X, y, idx, count, clip, d, h, K, out):
     hd = h * d
     off2 = hd + h
     off3 = off2 + K * h
+    # the computed clipped vector (off3 + K parameters) keeps norm <= C despite rounding (clipping.clip_margin)
+    margin = clip_margin(clip, off3 + K)
     out[:] = 0.0
     clipped = 0
     for k in range(count):
@@ -189,7 +191,8 @@ def mlp_clipped_sum_kernel(theta, X, y, idx, count, clip, d, h, K, out):
         dosq = 0.0
         for c in range(K):
             dosq += do[c] * do[c]
-        f = clip_factor(math.sqrt(dasq * (xsq + 1.0) + dosq * (zsq + 1.0)), clip)
+        norm = math.sqrt(dasq * (xsq + 1.0) + dosq * (zsq + 1.0))
+        f = 0.0 if norm != norm else clip_factor(norm, margin)  # a NaN gradient contributes nothing
         if f < 1.0:
             clipped += 1
         for u in range(h):

@@ -4,6 +4,7 @@ import math
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -281,3 +282,21 @@ def test_default_batch_larger_than_the_data_is_the_full_batch():
     Z, yz = _float32_unit_rows(n=2)
     m = DPLogisticRegression(solver="dp_sgd").fit(Z, [0, 1])  # dp_sgd's default batch 256 > n = 2
     assert np.all(np.isfinite(m.coef_))
+
+
+def test_label_set_from_the_data_warns_and_a_public_one_does_not():
+    from algorithms import PrivacyLeakWarning
+    Z, yz = _float32_unit_rows()
+    with pytest.warns(PrivacyLeakWarning, match="classes="):
+        DPLogisticRegression().fit(Z, yz)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        m = DPLogisticRegression(classes=[0, 1]).fit(Z, yz)
+    assert m.classes_.tolist() == [0, 1]
+
+
+def test_estimators_refuse_poisson_sampling():
+    # under add/remove n is private, and alpha='auto' / the batch rules read n (review finding)
+    with pytest.raises(ValueError, match="without_replacement"):
+        DPLogisticRegression(solver="dp_sgd", solver_params={"sampling": "poisson", "dataset_size": 5000,
+                                                             "batch_size": 50, "steps": 5}).fit(X, Y01)
