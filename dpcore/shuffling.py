@@ -132,7 +132,7 @@ class _CloneSum:
         if self.hi - self.lo + 1 > _MAX_WINDOW:
             raise ValueError(
                 f"n={n} is beyond the numerical shuffling bound's range: it sums over {self.hi - self.lo + 1} "
-                f"clone counts (at most {_MAX_WINDOW}); use method='closed_form'"
+                f"clone counts (at most {_MAX_WINDOW}); use method='closed_form' (CLI: --method closed-form)"
             )
         self.c = np.arange(self.lo, self.hi + 1)
         self.weights = binom.pmf(self.c, trials, p)
