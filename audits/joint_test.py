@@ -38,6 +38,8 @@ from typing import Callable, Tuple
 import numpy as np
 from scipy import special, stats
 
+from .clopper_pearson import clopper_pearson_lower, clopper_pearson_upper
+
 __all__ = ["JointTest", "gdp_tpr_bound", "dp_tpr_bound", "NUISANCE_SHARE"]
 
 #: Share γ/α of the error budget spent on the nuisance confidence set C_γ (Berger–Boos).
@@ -90,8 +92,8 @@ class JointTest:
     def __init__(self, x: int, n0: int, y: int, n1: int, kind: str, delta: float, gamma: float):
         self.n0, self.n1, self.kind, self.delta, self.gamma = int(n0), int(n1), kind, float(delta), float(gamma)
         self.t_obs = float(self.statistic(x, y))
-        lo = 0.0 if x == 0 else float(stats.beta.ppf(gamma / 2, x, n0 - x + 1))
-        hi = 1.0 if x == n0 else float(stats.beta.isf(gamma / 2, x + 1, n0 - x))
+        lo = float(clopper_pearson_lower(x, n0, gamma / 2))  # two-sided level-γ interval for the FPR
+        hi = float(clopper_pearson_upper(x, n0, gamma / 2))
         self.a_range = (lo, hi)
         xl = int(max(0.0, stats.binom.ppf(_TAIL, n0, lo) - 1))
         xh = int(min(float(n0), stats.binom.isf(_TAIL, n0, hi) + 1))

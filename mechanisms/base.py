@@ -99,7 +99,7 @@ def check_integer_array(name: str, value: object) -> np.ndarray:
         big = any(abs(x) >= _INT64_HALF for x in ints)
         return np.array(ints, dtype=object if big else np.int64).reshape(arr.shape)
     if arr.dtype.kind in "iu":
-        if arr.dtype.kind == "u" and arr.size and int(arr.max()) >= _INT64_HALF:
+        if arr.size and (int(arr.max()) >= _INT64_HALF or int(arr.min()) <= -_INT64_HALF):
             return np.array([int(x) for x in arr.ravel()], dtype=object).reshape(arr.shape)
         return arr.astype(np.int64)
     arr = check_finite_array(name, arr)

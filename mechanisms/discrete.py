@@ -32,8 +32,10 @@ _TAIL = 39.0  # exp(−x²/2σ²) underflows to 0 in float64 beyond |x| ≈ 38.6
 
 def _add(value: np.ndarray, noise: np.ndarray) -> np.ndarray:
     """value + noise exactly: int64 when both stay below 2⁶² in magnitude, else Python integers."""
-    small = value.dtype != object and noise.dtype != object and (
-        value.size == 0 or int(np.max(np.abs(value))) < 2**62 and int(np.max(np.abs(noise))) < 2**62)
+    def below(a: np.ndarray) -> bool:  # |a| < 2⁶², read off min and max (np.abs wraps at −2⁶³)
+        return a.size == 0 or -(2**62) < int(a.min()) and int(a.max()) < 2**62
+
+    small = value.dtype != object and noise.dtype != object and below(value) and below(noise)
     if small:
         return value + noise.reshape(value.shape)
     return (value.astype(object).ravel() + noise.astype(object)).reshape(value.shape)

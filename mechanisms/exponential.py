@@ -48,6 +48,11 @@ class ExponentialMechanism(Mechanism):
     therefore exactly f·2Δu ≤ ε (f·Δu ≤ ε if monotone) for every finite utility vector. Expected
     proposals per selection: m / Σ_r e^{−γ_r} ≤ m.
 
+    Timing. The number of proposals depends on the utilities (one candidate far above the rest:
+    ≈ m proposals; all equal: 1), so the *running time* is a side channel the ε above does not
+    cover — as for the rejection samplers of the discrete mechanisms (Canonne, Kamath, Steinke 2020).
+    Where an adversary can time the release, run it where timing is not observable.
+
     Parameters
     ----------
     epsilon : float

@@ -28,7 +28,6 @@ from mechanisms import (
     Laplace,
     RandomizedResponse,
 )
-from mechanisms.base import VALUE_BOUND_FACTOR
 from mechanisms.exact_sampling import uniform_below_exp
 
 ALPHA = 1e-3
@@ -218,10 +217,17 @@ def test_secure_laplace_across_the_old_2_53_threshold():
     assert np.all(idx_b - idx_a == round(Fraction(above) / Fraction(g)) - round(Fraction(below) / Fraction(g)))
 
 
+def test_discrete_mechanisms_add_exactly_at_the_int64_limit():
+    # np.abs(int64(-2**63)) wraps negative: the exact (Python-integer) path must still be taken
+    for mech in (DiscreteLaplace(1.0), DiscreteGaussian(1.0)):
+        out = mech.randomize(np.array([-(2**63)] * 20), rng=1)
+        assert out.dtype == object and all(abs(int(v) + 2**63) < 100 for v in out)
+
+
 def test_secure_laplace_overflow_is_post_processing_to_inf():
     mech = Laplace(1e295, sensitivity=1e295)
     out = mech.randomize(np.full(2_000, 1.7976931348623157e308), rng=3)
-    assert np.all(np.isfinite(out) | np.isinf(out)) and np.any(np.isinf(out)) and np.any(np.isfinite(out))
+    assert not np.isnan(out).any() and np.any(np.isinf(out)) and np.any(np.isfinite(out))
 
 
 # ------------------------------------------------------------------------ discrete mechanisms
@@ -270,7 +276,6 @@ def test_float_samplers_never_release_the_value_unchanged(mech):
 @given(scale=st.floats(1e-300, 2.0**983))
 def test_float_sampler_value_bound_leaves_the_noise_resolvable(scale):
     for mech in (Gaussian(scale), Laplace(scale, secure=False), L2Laplace(scale)):
-        assert mech.value_bound == VALUE_BOUND_FACTOR * scale
         assert math.ulp(mech.value_bound) <= 2.0**-12 * scale
 
 
