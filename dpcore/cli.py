@@ -224,6 +224,8 @@ def _calibrate_gaussian(args: argparse.Namespace) -> int:
         sigma = analytic_gaussian_sigma(args.epsilon, args.delta, args.sensitivity)
         method = "analytic Gaussian (Balle & Wang 2018, Thm 8), least sigma"
     achieved = analytic_gaussian_delta(sigma, args.epsilon, args.sensitivity)
+    if not achieved <= args.delta:  # the record below says so: never report an unchecked claim
+        raise ArithmeticError(f"sigma={sigma!r} gives delta={achieved!r} > --delta {args.delta!r}")
     record = {"sigma": sigma, "epsilon": args.epsilon, "delta": args.delta, "sensitivity": args.sensitivity,
               "achieved_delta": achieved, "method": method,
               "certified": f"exact delta(epsilon; sigma) = {achieved:.6g} <= delta re-checked"}

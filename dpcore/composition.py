@@ -41,6 +41,7 @@ from scipy.special import expit, logsumexp
 from scipy.stats import binom
 
 from ._validation import check_delta, check_nonnegative, check_positive, check_positive_int
+from .events import UnsupportedEventError
 from .result import round_up
 
 __all__ = [
@@ -149,7 +150,7 @@ def _kov_window(epsilon: float, count: int) -> Tuple[int, int]:
     """[i_lo, i_hi]: the i with P[X = i] outside it sum to ≤ 2e^{−800} (Bernstein's inequality
     P[|X − kp| ≥ t] ≤ 2 exp(−t²/(2(kp(1−p) + t/3))), X ~ Bin(k, p), p = 1/(1 + e^ε))."""
     if count > 2**53:
-        raise ValueError(f"count must be <= 2**53 for the exact optimal composition; got {count} "
+        raise UnsupportedEventError(f"count must be <= 2**53 for the exact optimal composition; got {count} "
                          "(use advanced composition, method 'drv')")
     p = float(expit(-epsilon))
     mean = count * p
@@ -158,7 +159,7 @@ def _kov_window(epsilon: float, count: int) -> Tuple[int, int]:
     t = t * (1.0 + 1e-9) + 1.0  # float rounding of the window ends
     lo, hi = max(0, int(math.ceil(mean - t))), min(count, int(math.floor(mean + t)))
     if hi - lo + 1 > _KOV_MAX_TERMS:
-        raise ValueError(
+        raise UnsupportedEventError(
             f"count={count} is too large for the exact optimal composition at epsilon={epsilon!r} "
             f"({hi - lo + 1} summands, at most {_KOV_MAX_TERMS}); use advanced composition (method 'drv')"
         )
@@ -223,7 +224,7 @@ class _KovFloat:
 def _check_total(eps: float, k: int) -> None:
     """kε must be a finite float (the profile's support ends at kε)."""
     if not k * eps <= 1e300:
-        raise ValueError(f"epsilon * count must be <= 1e300 for the optimal composition; got epsilon={eps!r}, count={k}")
+        raise UnsupportedEventError(f"epsilon * count must be <= 1e300 for the optimal composition; got epsilon={eps!r}, count={k}")
 
 
 def optimal_composition_delta(epsilon: float, delta: float, count: int, composed_epsilon: float) -> float:

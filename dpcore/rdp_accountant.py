@@ -31,7 +31,7 @@ from typing import Callable, Optional, Set, Tuple
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from ._validation import check_delta, check_nonnegative, check_orders, check_positive_int
+from ._validation import MAX_SUMMED_ORDER, check_delta, check_nonnegative, check_orders, check_positive_int
 from .conversions import epsilon_at_orders, log_delta_at_orders, rdp_to_delta, rdp_to_epsilon
 from .events import (
     ApproxDpEvent,
@@ -236,7 +236,7 @@ def _refine_order(event: PrivacyEvent, grid: np.ndarray, order: float, dps: Opti
     srt = np.unique(grid)
     pos = int(np.searchsorted(srt, order))
     lo = max(float(srt[pos - 1]) if pos > 0 else MIN_ORDER, MIN_ORDER)
-    hi = float(srt[pos + 1]) if pos + 1 < srt.size else 2.0 * order
+    hi = float(srt[pos + 1]) if pos + 1 < srt.size else max(order, min(2.0 * order, MAX_SUMMED_ORDER))
     ts = np.linspace(math.log(lo - 1.0), math.log(hi - 1.0), 17)
     scan = 1.0 + np.exp(ts)
     values = bound_at(scan, compute_rdp_with_precision(event, scan, dps=dps)[0])

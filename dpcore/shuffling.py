@@ -55,6 +55,7 @@ from scipy.special import rel_entr
 from scipy.stats import binom
 
 from ._validation import check_choice, check_delta, check_nonnegative, check_positive, check_positive_int
+from .events import UnsupportedEventError
 from .result import round_up
 
 __all__ = ["shuffle_closed_form_epsilon", "shuffle_numeric_epsilon", "shuffle_epsilon", "shuffle_delta"]
@@ -130,7 +131,7 @@ class _CloneSum:
             self.hi, upper_tail = trials, 0.0
         self.tail_mass = lower_tail + upper_tail
         if self.hi - self.lo + 1 > _MAX_WINDOW:
-            raise ValueError(
+            raise UnsupportedEventError(
                 f"n={n} is beyond the numerical shuffling bound's range: it sums over {self.hi - self.lo + 1} "
                 f"clone counts (at most {_MAX_WINDOW}); use method='closed_form' (CLI: --method closed-form)"
             )

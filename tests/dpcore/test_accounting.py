@@ -135,3 +135,10 @@ def test_profile_accountant_inverts_a_user_privacy_profile():
     assert dpcore.get_epsilon(mech, 1e-6, accountant="auto").accountant == "profile"
     with pytest.raises(UnsupportedEventError):
         dpcore.get_epsilon(SelfComposedEvent(mech, 2), 1e-6, accountant="profile")
+
+
+def test_auto_skips_an_accountant_beyond_its_range():
+    # exact optimal composition refuses 1e12 counts (UnsupportedEventError): auto answers with RDP
+    event = SelfComposedEvent(PureDpEvent(1.0), 10**12)
+    result = dpcore.get_epsilon(event, 1e-6)
+    assert math.isfinite(result.epsilon) and result.method.startswith("rdp")
