@@ -81,7 +81,7 @@ def dp_srm_sensitivities(clip_norm: float, diff_clip_norm: float, momentum: floa
     """
     c1 = check_positive("clip_norm", clip_norm)
     c2 = check_positive("diff_clip_norm", diff_clip_norm)
-    g = _check_momentum(momentum)
+    g = check_momentum(momentum)
     return 2.0 * c1, 2.0 * (g * c1 + (1.0 - g) * c2)
 
 
@@ -95,7 +95,7 @@ def dp_srm_event(noise_multiplier: float, initial_batch_size: int, batch_size: i
     return ComposedEvent([first, SelfComposedEvent(later, steps - 1)])
 
 
-def _check_momentum(momentum: float) -> float:
+def check_momentum(momentum: float) -> float:
     g = check_positive("momentum", momentum)
     if g > 1.0:
         raise ValueError(f"momentum must be in (0, 1]; got {momentum!r}")
@@ -123,7 +123,7 @@ def dp_srm_query(
     """
     lossobj = get_loss(loss, **(loss_params or {}))
     data = prepare_data(X, y, lossobj.task, None)
-    gamma = _check_momentum(momentum)
+    gamma = check_momentum(momentum)
     c1 = check_positive("clip_norm", clip_norm, allow_inf=True)
     c2 = check_positive("diff_clip_norm", diff_clip_norm, allow_inf=True)
     d = data.d
@@ -358,7 +358,7 @@ def dp_srm(
         raise ValueError(f"initial_batch_size must be in [1, n={n}]; got {b0}")
     c1 = s.clip
     c2 = c1 / 100.0 if diff_clip_norm is None else check_positive("diff_clip_norm", diff_clip_norm)
-    gamma = min(1.0, c2 / c1) if momentum is None else _check_momentum(momentum)
+    gamma = min(1.0, c2 / c1) if momentum is None else check_momentum(momentum)
     if steps is not None:
         T = check_positive_int("steps", steps)
     else:

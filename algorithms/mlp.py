@@ -30,8 +30,8 @@ from dpcore._validation import check_choice, check_delta, check_nonnegative, che
 from dpcore.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 
 from ._data import validate_features
-from ._solver_common import as_generator, calibrated_privacy, check_counts
-from .dp_srm import dp_srm_event, dp_srm_sensitivities
+from ._solver_common import as_generator, calibrated_privacy, check_batch_size, check_counts
+from .dp_srm import check_momentum, dp_srm_event, dp_srm_sensitivities
 from .estimators import _Base, _ClassifierMixin, _store_params
 from .label_set import label_set
 from .mlp_kernels import mlp_dp_srm_kernel, mlp_logits_kernel, mlp_noisy_sgd_kernel, n_parameters
@@ -117,9 +117,7 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
         clip = check_positive("clip_norm", self.clip_norm)
         alpha = check_nonnegative("alpha", self.alpha)
         epochs = check_positive("epochs", self.epochs)
-        b = n if solver == "dp_gd" else check_positive_int("batch_size", self.batch_size)
-        if b > n:
-            raise ValueError(f"batch_size must be in [1, n={n}]; got {b}")
+        b = n if solver == "dp_gd" else check_batch_size(self.batch_size, n)
         K = 1 if classes.shape[0] == 2 else classes.shape[0]
         codes = np.searchsorted(classes, y).astype(np.float64)
         yk = np.where(codes == 1.0, 1.0, -1.0) if K == 1 else codes
@@ -133,9 +131,7 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
         sens = 2.0 * clip
         if solver == "dp_srm":
             c2 = clip / 10.0 if self.diff_clip_norm is None else check_positive("diff_clip_norm", self.diff_clip_norm)
-            gamma = min(1.0, c2 / clip) if self.momentum is None else check_positive("momentum", self.momentum)
-            if gamma > 1.0:
-                raise ValueError(f"momentum must be in (0, 1]; got {self.momentum!r}")
+            gamma = min(1.0, c2 / clip) if self.momentum is None else check_momentum(self.momentum)
             bound = math.inf if self.step_bound is None else check_positive("step_bound", self.step_bound)
             sens0, sens = dp_srm_sensitivities(clip, c2, gamma)
 

@@ -39,7 +39,7 @@ def mp_rdp_to_epsilon(order: mpmath.mpf, rdp: mpmath.mpf, delta: mpmath.mpf, met
         tv = mpmath.sqrt(min(rdp / 2, -mpmath.expm1(-rdp)))
         return mpmath.mpf(0) if tv <= delta else mpmath.inf
     else:
-        raise ValueError(f"method must be one of ('mironov', 'balle2020'); got {method!r}")
+        raise ValueError(f"method must be one of ('mironov', 'balle2020', 'kl_tv'); got {method!r}")
     return max(eps, mpmath.mpf(0))
 
 
