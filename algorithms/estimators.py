@@ -114,7 +114,19 @@ AUTO_HUBER_DELTA = 0.25
 #: perturbation: min(0.1, 3·(d/(n·ε′)²)^(1/3))): at n = 309 the classification rule's cap 0.01 leaves objective
 #: perturbation at R² ≈ 0 on diabetes at ε = 1 (alpha 0.1: 0.32; RESULTS.md "Diabetes").
 AUTO_ALPHA_REGRESSION_C = 30.0
-AUTO_ALPHA_REGRESSION_OUTPUT_C = 3.0
+#: output perturbation's constant (was 3 with c = 1: alpha 0.1 at ε = 1; with c = R/2 below, 1.75 gives 0.085 at ε = 1,
+#: 0.018 at ε = 10 — diabetes R² 0.341 → 0.352 at ε = 1 (6 seeds), 0.447 → ~0.445 at ε = 10; RESULTS.md "Diabetes")
+AUTO_ALPHA_REGRESSION_OUTPUT_C = 1.75
+#: Regressors' intercept_scaling="auto" with a target bound or range: c = AUTO_INTERCEPT_FRACTION·R. The targets are
+#: centred at the public midpoint, so the intercept is small; c enters every sensitivity through √(R² + c²)
+#: (1.118·R instead of 1.414·R). Diabetes at ε = 1, 10 splits × 3 seeds, c = 1 → 0.5: dp_svrg 0.312 → 0.335,
+#: output perturbation 0.299 → 0.341 (6 seeds), dp_gd 0.390 → 0.400, objective perturbation 0.353 → 0.356,
+#: AdaSSP 0.205 → 0.235; c = 0.35 / 0.7 no better (RESULTS.md "Diabetes").
+AUTO_INTERCEPT_FRACTION = 0.5
+#: DP-SVRG (regression) epochs = min(30, max(5, ⌈n·ε/AUTO_SVRG_EPOCH_DIVISOR⌉)): 8 at ε = 1, n = 309 (diabetes with
+#: c = R/2, 6 seeds: 5 / 6 / 7 / 8 / 9 / 10 / 11 epochs 0.313 / 0.340 / 0.346 / 0.350 / 0.354 / 0.340 / 0.332, worst
+#: seed best at 7–9), 30 at ε = 10.
+AUTO_SVRG_EPOCH_DIVISOR = 40
 AUTO_ALPHA_REGRESSION_MAX = 0.1
 _PERTURBATION_SOLVERS = ("objective_perturbation", "approximate_minima_perturbation", "approx_objective_perturbation")
 
@@ -293,6 +305,11 @@ class _DPLinearModel(_Base):
             self.alpha_ = float(self.alpha)
         return self.alpha_
 
+    def _intercept_scaling(self) -> float:
+        """c of the constant feature: ``intercept_scaling`` (> 0), stored as ``intercept_scaling_``."""
+        self.intercept_scaling_ = check_positive("intercept_scaling", self.intercept_scaling)
+        return self.intercept_scaling_
+
     def _clip_rows(self, X: np.ndarray, fitting: bool = False) -> np.ndarray:
         """The public per-record map applied in fit and predict: rows with ‖xᵢ‖₂ > R rescaled to norm R —
         every such row with ``clip_data=True``; otherwise only rows within float rounding of the bound,
@@ -323,7 +340,7 @@ class _DPLinearModel(_Base):
         X = self._clip_rows(X, fitting=True)
         bound = R
         if self.fit_intercept:
-            c = check_positive("intercept_scaling", self.intercept_scaling)
+            c = self._intercept_scaling()
             X = np.hstack([X, np.full((X.shape[0], 1), c)])
             bound = math.nextafter(math.sqrt(R * R + c * c), math.inf)
         solver = self._solver_fn()
@@ -367,7 +384,7 @@ class _DPLinearModel(_Base):
         )
         w = np.asarray(res.weights, dtype=np.float64)
         if self.fit_intercept:
-            self.coef_, self.intercept_ = w[:-1].copy(), float(w[-1] * self.intercept_scaling)
+            self.coef_, self.intercept_ = w[:-1].copy(), float(w[-1] * self._intercept_scaling())
         else:
             self.coef_, self.intercept_ = w.copy(), 0.0
         self.privacy_ = res.privacy
@@ -477,10 +494,24 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
     """Regression-specific public defaults (issue 15.1; chosen on diabetes, benchmarks/bench_defaults.py
     --diabetes): the ``alpha="auto"`` rule of the perturbation solvers and DP-SGD's schedule."""
 
+    def _intercept_scaling(self) -> float:
+        """``intercept_scaling="auto"`` (default): c = ``AUTO_INTERCEPT_FRACTION``·R = R/2 when a public
+        ``target_bound`` / ``target_range`` scales the targets to [−1, 1] (the intercept is then small, and
+        c enters every sensitivity through √(R² + c²)), else 1.0 (raw target units). Stored as
+        ``intercept_scaling_``."""
+        if isinstance(self.intercept_scaling, str):
+            if self.intercept_scaling != "auto":
+                raise ValueError(f"intercept_scaling must be a number > 0 or 'auto'; got {self.intercept_scaling!r}")
+            scaled = self.target_bound is not None or getattr(self, "target_range", None) is not None
+            R = check_positive("data_norm_bound", self.data_norm_bound)
+            self.intercept_scaling_ = AUTO_INTERCEPT_FRACTION * R if scaled else 1.0
+            return self.intercept_scaling_
+        return super()._intercept_scaling()
+
     def _alpha(self, shape: tuple, penalty: str) -> float:
         """``alpha="auto"``: 0 for AdaSSP (its ridge is chosen privately by Algorithm 2); for objective
         perturbation / AMP / App-ObjP min(0.1, 30/(n·ε′)), for output perturbation
-        min(0.1, 3·(d/(n·ε′)²)^(1/3)) (ε′ = min(ε, 10); n public under replace-one); else the shared rule."""
+        min(0.1, 1.75·(d/(n·ε′)²)^(1/3)) (ε′ = min(ε, 10); n public under replace-one); else the shared rule."""
         if not (isinstance(self.alpha, str) and self.alpha == "auto" and penalty == "l2"):
             return super()._alpha(shape, penalty)
         n, d = shape
@@ -500,18 +531,19 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
         """Public defaults passed to the solver unless ``solver_params`` sets them: DP-SGD takes DP-GD's
         step 1.9/β (β = √(R² + c²)², the smoothness of both losses) and half of DP-GD's step count
         ⌈default_steps(n, ε)/2⌉ (its own 1/β and 5 epochs of batch 256 stop at R² 0.25 on diabetes even at
-        ε = 10); DP-SVRG (Huber) runs min(30, max(5, ⌈nε/30⌉)) epochs (diabetes, n = 309, accountant
-        "auto": 11 epochs at ε = 1 give R² 0.312 where 20 gave 0.216, 30 at ε = 10 give 0.457 where 15 gave
-        0.429) and clips the inner differences at the loss's Lipschitz constant G = h·√(R² + c²) like the
-        snapshot gradients (its defaults, 5 epochs and 2G: R² 0.29 at ε = 10)."""
+        ε = 10); DP-SVRG (Huber) runs min(30, max(5, ⌈nε/40⌉)) epochs (diabetes, n = 309, accountant
+        "auto", c = R/2: 8 epochs at ε = 1 give R² 0.350 where 11 (the former ⌈nε/30⌉) gave 0.332 and 20
+        gave 0.216 with c = 1; 30 at ε = 10 give 0.46 where 15 gave 0.43) and clips the inner differences at
+        the loss's Lipschitz constant G = h·√(R² + c²) like the snapshot gradients (its defaults, 5 epochs
+        and 2G: R² 0.29 at ε = 10)."""
         given = self.solver_params or {}
         R = check_positive("data_norm_bound", self.data_norm_bound)
-        c = check_positive("intercept_scaling", self.intercept_scaling) if self.fit_intercept else 0.0
+        c = self._intercept_scaling() if self.fit_intercept else 0.0
         eps = check_positive("epsilon", self.epsilon, allow_inf=True)
         if self.solver == "dp_sgd":
             out = {"learning_rate": BENCHMARK_STEP / (R * R + c * c), "steps": math.ceil(default_steps(n, eps) / 2)}
         elif self.solver == "dp_svrg":
-            out = {"epochs": min(30, max(5, math.ceil(n * min(eps, 1e6) / 30)))}
+            out = {"epochs": min(30, max(5, math.ceil(n * min(eps, 1e6) / AUTO_SVRG_EPOCH_DIVISOR)))}
             if hasattr(self, "huber_delta_"):  # DPLinearRegression passes its clip_norm_ anyway
                 out["clip_norm"] = self.huber_delta_ * math.sqrt(R * R + c * c)
         else:
@@ -536,6 +568,13 @@ class DPHuberRegressor(_DPRegressor):
         ``"auto"`` (default): ``AUTO_HUBER_DELTA`` = 0.25 of the scaled targets when a target bound or
         range is given (a quarter of the public half-range; on diabetes h = 1 gave R² 0.15 at ε = 1),
         else 1.0 (target units). Stored in ``huber_delta_``.
+    intercept_scaling : float or "auto"
+        c > 0, value of the constant feature (the solver's rows have norm ≤ √(R² + c²)). ``"auto"``
+        (default): c = ``AUTO_INTERCEPT_FRACTION``·R = R/2 when ``target_bound`` / ``target_range`` is
+        given — the targets are then centred and scaled to [−1, 1], so the intercept is small, and the
+        smaller row bound (1.118·R instead of 1.414·R) lowers every sensitivity (diabetes at ε = 1:
+        dp_svrg 0.31 → 0.34, output perturbation 0.30 → 0.34, the other solvers equal or better;
+        benchmarks/RESULTS.md, "Diabetes") — else 1.0. A public rule; stored in ``intercept_scaling_``.
     target_bound : float, optional
         Public bound B on |yᵢ| (target units). Given, the solver fits y/B ∈ [−1, 1] (so the default
         ``huber_delta`` / ``clip_norm`` are on the scale of the targets) and the weights are scaled
@@ -551,7 +590,7 @@ class DPHuberRegressor(_DPRegressor):
     _loss = "huber"
 
     def __init__(self, solver: str = "dp_gd", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
-                 huber_delta: Any = "auto", fit_intercept: bool = True, intercept_scaling: float = 1.0,
+                 huber_delta: Any = "auto", fit_intercept: bool = True, intercept_scaling: Any = "auto",
                  data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
                  solver_params: Optional[dict] = None, keep_diagnostics: bool = False,
                  target_bound: Optional[float] = None, target_range: Optional[tuple] = None) -> None:
@@ -608,7 +647,7 @@ class DPLinearRegression(_DPRegressor):
     _loss = "squared"
 
     def __init__(self, solver: str = "dp_gd", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
-                 clip_norm: Any = "auto", fit_intercept: bool = True, intercept_scaling: float = 1.0,
+                 clip_norm: Any = "auto", fit_intercept: bool = True, intercept_scaling: Any = "auto",
                  data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
                  solver_params: Optional[dict] = None, keep_diagnostics: bool = False,
                  target_bound: Optional[float] = None, target_range: Optional[tuple] = None) -> None:
@@ -626,7 +665,7 @@ class DPLinearRegression(_DPRegressor):
             if self.clip_norm != "auto":
                 raise ValueError(f"clip_norm must be a number > 0 or 'auto'; got {self.clip_norm!r}")
             R = check_positive("data_norm_bound", self.data_norm_bound)
-            c = check_positive("intercept_scaling", self.intercept_scaling) if self.fit_intercept else 0.0
+            c = self._intercept_scaling() if self.fit_intercept else 0.0
             self.clip_norm_ = AUTO_CLIP_FRACTION * math.sqrt(R * R + c * c)
         else:
             self.clip_norm_ = check_positive("clip_norm", self.clip_norm)

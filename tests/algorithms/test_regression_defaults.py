@@ -126,7 +126,8 @@ def test_adassp_is_reproducible_from_its_seed():
 
 def test_auto_clip_is_the_public_rule_and_reaches_the_solver():
     m = DPLinearRegression(target_range=(LO, HI), random_state=0, keep_diagnostics=True).fit(XR, YR)
-    assert m.solver == "dp_gd" and m.clip_norm_ == pytest.approx(AUTO_CLIP_FRACTION * math.sqrt(2.0), rel=1e-15)
+    # c = R/2 with a target range (intercept_scaling="auto"): C = 0.25·√(1 + 0.25)
+    assert m.solver == "dp_gd" and m.clip_norm_ == pytest.approx(AUTO_CLIP_FRACTION * math.sqrt(1.25), rel=1e-15)
     assert m.result_.details["clip_norm"] == m.clip_norm_
     m = DPLinearRegression(target_range=(LO, HI), fit_intercept=False, data_norm_bound=2.0, random_state=0).fit(XR, YR)
     assert m.clip_norm_ == pytest.approx(AUTO_CLIP_FRACTION * 2.0, rel=1e-15) and m.intercept_ == (LO + HI) / 2
@@ -140,7 +141,7 @@ def test_auto_huber_delta_is_a_quarter_of_the_scaled_targets():
 
     m = DPHuberRegressor(target_range=(LO, HI), random_state=0, keep_diagnostics=True).fit(XR, YR)
     assert m.solver == "dp_gd" and m.huber_delta_ == AUTO_HUBER_DELTA == 0.25
-    assert m.result_.details["clip_norm"] == pytest.approx(0.25 * math.sqrt(2.0), rel=1e-12)  # h·√(R² + c²)
+    assert m.result_.details["clip_norm"] == pytest.approx(0.25 * math.sqrt(1.25), rel=1e-12)  # h·√(R² + c²), c = R/2
     assert DPHuberRegressor(random_state=0).fit(XR, YR).huber_delta_ == 1.0
     assert DPHuberRegressor(huber_delta=0.5, target_bound=10.0, random_state=0).fit(XR, YR).huber_delta_ == 0.5
     with pytest.raises(ValueError, match="huber_delta"):
@@ -149,7 +150,7 @@ def test_auto_huber_delta_is_a_quarter_of_the_scaled_targets():
 
 def test_regression_auto_alpha_and_dp_sgd_schedule_are_the_public_rules():
     """Regressors: alpha='auto' of the perturbation solvers min(0.1, 30/(n·ε′)) / output perturbation
-    min(0.1, 3·(d/(n·ε′)²)^(1/3)); DP-SGD gets η = 1.9/β and ⌈default_steps(n, ε)/2⌉ steps unless
+    min(0.1, 1.75·(d/(n·ε′)²)^(1/3)); DP-SGD gets η = 1.9/β and ⌈default_steps(n, ε)/2⌉ steps unless
     solver_params sets them; gradient solvers keep the shared alpha rule."""
     from algorithms.dp_gd import default_steps
 
@@ -159,25 +160,28 @@ def test_regression_auto_alpha_and_dp_sgd_schedule_are_the_public_rules():
         m = DPHuberRegressor(solver="objective_perturbation", epsilon=eps, target_bound=5.0, random_state=0).fit(XR, YR)
         assert m.alpha_ == pytest.approx(min(0.1, 30.0 / (n * e)), rel=1e-12)
     m = DPHuberRegressor(solver="output_perturbation_gd", target_bound=5.0, random_state=0).fit(XR, YR)
-    assert m.alpha_ == pytest.approx(min(0.1, 3.0 * (d / n**2) ** (1 / 3)), rel=1e-12)
+    assert m.alpha_ == pytest.approx(min(0.1, 1.75 * (d / n**2) ** (1 / 3)), rel=1e-12)
     m = DPLinearRegression(solver="dp_sgd", epsilon=2.0, target_bound=5.0, random_state=0, keep_diagnostics=True)
     m.fit(XR, YR)
     assert m.alpha_ == pytest.approx(min(0.01, 10.0 / (n * 2.0)), rel=1e-12)  # the shared rule
     assert m.result_.details["steps"] == math.ceil(default_steps(n, 2.0) / 2)
-    assert m.result_.details["learning_rate"] == pytest.approx(1.9 / 2.0, rel=1e-12)  # R = c = 1: β = 2
+    assert m.result_.details["learning_rate"] == pytest.approx(1.9 / 1.25, rel=1e-12)  # R = 1, c = 1/2: β = 1.25
     m = DPLinearRegression(solver="dp_sgd", target_bound=5.0, random_state=0, keep_diagnostics=True,
                            solver_params={"epochs": 2, "learning_rate": 0.1}).fit(XR, YR)
     assert m.result_.details["learning_rate"] == 0.1 and m.result_.details["steps"] == math.ceil(2 * n / 256)
 
 
 def test_huber_dp_svrg_defaults_reach_the_solver():
-    """DP-SVRG in the regressors: min(30, max(5, ⌈nε/30⌉)) epochs and the difference clip at G = h·√(R² + c²)
+    """DP-SVRG in the regressors: min(30, max(5, ⌈nε/40⌉)) epochs and the difference clip at G = h·√(R² + c²)
     unless given."""
     m = DPHuberRegressor(solver="dp_svrg", target_bound=5.0, random_state=0, keep_diagnostics=True).fit(XR, YR)
-    G = 0.25 * math.sqrt(2.0)
+    G = 0.25 * math.sqrt(1.25)  # c = R/2 (intercept_scaling="auto" with a target bound)
     assert m.result_.details["clip_norm"] == pytest.approx(G, rel=1e-12)
     assert m.result_.details["clip_norm_difference"] == pytest.approx(G, rel=1e-12)  # default would be 2G
-    assert m.result_.details["epochs"] == 10  # n = 300, ε = 1
+    assert m.result_.details["epochs"] == 8  # n = 300, ε = 1: ⌈300/40⌉
+    m = DPHuberRegressor(solver="dp_svrg", target_bound=5.0, epsilon=10.0, random_state=0,
+                         keep_diagnostics=True).fit(XR, YR)
+    assert m.result_.details["epochs"] == 30  # ⌈3000/40⌉ = 75, capped
     m = DPHuberRegressor(solver="dp_svrg", target_bound=5.0, epsilon=0.1, random_state=0,
                          keep_diagnostics=True).fit(XR, YR)
     assert m.result_.details["epochs"] == 5
@@ -203,3 +207,25 @@ def test_adassp_adds_the_accounted_noise_to_its_statistics():
         stats.append((res.weights * res.details["ridge"] - X.T @ y) / res.details["sigmas"][2])
     total = float(np.sum(np.square(stats)))
     assert chi2.ppf(0.5e-6, 600) < total < chi2.isf(0.5e-6, 600)
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegression, DPHuberRegressor])
+def test_auto_intercept_scaling_is_half_the_row_bound_with_scaled_targets(cls):
+    """intercept_scaling='auto' (the regressors' default): c = R/2 with a target bound or range, 1.0 without;
+    the solver sees rows of norm ≤ √(R² + c²) and the intercept is c·w_{d+1}; a number is used as given."""
+    from algorithms.estimators import AUTO_INTERCEPT_FRACTION
+
+    assert cls().intercept_scaling == "auto" and AUTO_INTERCEPT_FRACTION == 0.5
+    m = cls(target_range=(LO, HI), data_norm_bound=2.0, random_state=0, keep_diagnostics=True).fit(XR, YR)
+    assert m.intercept_scaling_ == 1.0  # R/2
+    # the gradient bound 0.25·√(R² + c²) of both regressors' clip rules sees the row bound √(4 + 1)
+    assert m.result_.details["clip_norm"] == pytest.approx(0.25 * math.sqrt(5.0), rel=1e-12)
+    w = m.result_.weights
+    assert m.intercept_ == pytest.approx(w[-1] * 1.0 * (HI - LO) / 2 + (LO + HI) / 2, rel=1e-12)
+    m = cls(target_bound=100.0, random_state=0).fit(XR, YR)
+    assert m.intercept_scaling_ == 0.5
+    assert cls(random_state=0).fit(XR, YR).intercept_scaling_ == 1.0  # raw targets: the old constant
+    assert cls(target_bound=100.0, intercept_scaling=0.3, random_state=0).fit(XR, YR).intercept_scaling_ == 0.3
+    for bad in ("half", 0.0, -1.0):
+        with pytest.raises(ValueError, match="intercept_scaling"):
+            cls(target_bound=100.0, intercept_scaling=bad, random_state=0).fit(XR, YR)
