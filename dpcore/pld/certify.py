@@ -38,18 +38,20 @@ CHECK_POINTS = 64
 
 
 def _leaf_models(event: PrivacyEvent):
-    from .accountant import _parts
+    """(distinct leaf pairs, the tail-bin setting the accountant discretises them with)."""
+    from .accountant import _parts, wide_bins
 
     seen = {}
-    for models, _ in _parts(event):
+    parts = _parts(event)
+    for models, _ in parts:
         for m in models:
             seen[id(m)] = m
-    return list(seen.values())
+    return list(seen.values()), (wide_bins(sum(c for _, c in parts)) if parts else None)
 
 
-def _leaf_shortfall(model, h: float, tail: float, dps: int) -> float:
+def _leaf_shortfall(model, h: float, tail: float, dps: int, wide=None) -> float:
     """Largest (exact δ − grid δ − err) over checked grid points (≤ 0 when certified)."""
-    leaf = discretize(model, h, tail)
+    leaf = discretize(model, h, tail, wide=wide)
     ell = leaf.losses()
     mass = np.cumsum(leaf.pmf[::-1])[::-1]
     inside = np.flatnonzero(mass > 1e-300)
@@ -88,7 +90,8 @@ def certify_pld(event: PrivacyEvent, result: PrivacyResult, plds: List[GridPld],
     by more than its error bound, or if the re-summed δ at ``result.epsilon`` exceeds δ.
     """
     leaf_tail = tail / 4.0
-    shortfalls = [_leaf_shortfall(m, h, leaf_tail, dps) for m in _leaf_models(event)]
+    models, wide = _leaf_models(event)
+    shortfalls = [_leaf_shortfall(m, h, leaf_tail, dps, wide) for m in models]
     if shortfalls and max(shortfalls) > 0:
         raise CertificationError(
             f"a leaf's grid PLD is below its exact privacy profile by {max(shortfalls):.3g} beyond its error bound")

@@ -31,7 +31,7 @@ composition inflates δ by a factor ≈ 1 + k·(rounding), instead of adding k·
 from __future__ import annotations
 
 import math
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -105,14 +105,16 @@ def _piece_plan(piece: Piece, tail: float) -> Tuple[float, float, float, float, 
     return x_left, x_right, l_right, l_left, right_mass, left_mass
 
 
-def _bin_piece(piece: Piece, x_left: float, x_right: float, k0: int, k1: int, h: float,
+def _bin_piece(piece: Piece, x_left: float, x_right: float, grid: np.ndarray, h: float,
                ext_range: Tuple[float, float]):
-    """Bins (a_{k−1}, a_k], k = k0+1..k1: (k, P(bin), ∫_bin (1 − e^{a_{k−1}−L}) dP, extended?).
+    """Bins (g_{j}·h, g_{j+1}·h] between consecutive grid indices ``grid`` (increasing integers):
+    (lower index, upper index, P(bin), ∫_bin (1 − e^{a−L}) dP with a = g_j·h, extended?, and the
+    two quadrature error bounds). Bins of zero P-width are dropped.
 
     The loss in the split weight is evaluated in extended precision for panels inside
     ``ext_range`` (an x-interval; empty for none) and in float64 elsewhere.
     """
-    edges = np.arange(k0, k1 + 1) * h
+    edges = grid * h
     lo_l, hi_l = (float(v) for v in sorted(piece.loss(np.array([x_left, x_right]))))
     with np.errstate(all="ignore"):
         xe = piece.loss_inv(np.clip(edges, lo_l, hi_l))
@@ -122,22 +124,22 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, k0: int, k1: int, h:
     xs, xt = np.minimum(xe[:-1], xe[1:]), np.maximum(xe[:-1], xe[1:])
     width = xt - xs
     keep = width > 0
-    ks = np.arange(k0 + 1, k1 + 1)[keep]
+    k_lo, k_hi = grid[:-1][keep], grid[1:][keep]
     xs, width = xs[keep], width[keep]
-    a_low = (ks - 1) * h
     panels = np.maximum(1, np.ceil(width / (_PANEL * piece.scale))).astype(np.int64)
-    owner = np.repeat(np.arange(ks.size), panels)
+    owner = np.repeat(np.arange(k_lo.size), panels)
     first = np.repeat(np.cumsum(panels) - panels, panels)
     pos = np.arange(owner.size) - first
     pw = width[owner] / panels[owner]
     p0 = xs[owner] + pos * pw
     ext_panel = (p0 + pw >= ext_range[0]) & (p0 <= ext_range[1])
-    ext_bin = np.bincount(owner, weights=ext_panel, minlength=ks.size) > 0
-    mass = np.zeros(ks.size)
-    up = np.zeros(ks.size)
+    ext_bin = np.bincount(owner, weights=ext_panel, minlength=k_lo.size) > 0
+    mass = np.zeros(k_lo.size)
+    up = np.zeros(k_lo.size)
     n_nodes = _node_counts(_RADIUS * piece.scale / (0.5 * pw))
-    quad_mass, quad_up = _quadrature_error(piece, p0 + 0.5 * pw, 0.5 * pw, n_nodes,
-                                           (ks[owner] - 1) * h, owner, ks.size)
+    quad_mass, quad_up = _quadrature_error(piece, p0 + 0.5 * pw, 0.5 * pw, n_nodes, k_lo[owner] * h, owner,
+                                           k_lo.size)
+    cap = -np.expm1(-(k_hi - k_lo) * h)  # largest split weight of each bin, 1 − e^{−width}
     for n, (nodes_std, weights_std) in _RULES.items():
         sel = n_nodes == n
         for wide in (np.longdouble, np.float64):
@@ -147,13 +149,13 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, k0: int, k1: int, h:
             o = owner[part]
             nodes = p0[part][:, None] + 0.5 * pw[part][:, None] * (nodes_std[None, :] + 1.0)
             dens = piece.pdf_p(nodes) * (0.5 * pw[part][:, None] * weights_std[None, :])
-            a_low = (ks[o].astype(wide) - 1) * wide(h)
+            a_low = k_lo[o].astype(wide) * wide(h)
             with np.errstate(all="ignore"):  # loss − a to ~u·|loss| absolute (it is compared with h)
                 gain = (-np.expm1(a_low[:, None] - piece.loss(nodes.astype(wide)))).astype(float)
-            gain = np.clip(np.nan_to_num(gain, nan=0.0), 0.0, -math.expm1(-h))
-            mass += np.bincount(o, weights=dens.sum(axis=1), minlength=ks.size)
-            up += np.bincount(o, weights=(dens * gain).sum(axis=1), minlength=ks.size)
-    return ks, mass, up, ext_bin, quad_mass, quad_up
+            gain = np.clip(np.nan_to_num(gain, nan=0.0), 0.0, cap[o][:, None])
+            mass += np.bincount(o, weights=dens.sum(axis=1), minlength=k_lo.size)
+            up += np.bincount(o, weights=(dens * gain).sum(axis=1), minlength=k_lo.size)
+    return k_lo, k_hi, mass, up, ext_bin, quad_mass, quad_up
 
 
 def _log_factor(rho: np.ndarray, nodes) -> np.ndarray:
@@ -224,7 +226,30 @@ def loss_span(model: LossModel, tail: float) -> float:
     return max(highs) - min(lows) if lows else 0.0
 
 
-def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -> GridPld:
+def _piece_grid(piece: Piece, x_left: float, x_right: float, l_min: float, l_max: float, h: float,
+                wide: Optional[Tuple[float, int]]) -> np.ndarray:
+    """Increasing grid indices whose consecutive pairs are the bins of one piece.
+
+    Without ``wide``: every index from just below ``l_min``/h to just above ``l_max``/h (bins of
+    width h). With ``wide`` = (τ, K): bins of width h only over the losses of the piece's central
+    part (P-mass ≤ τ beyond it on each side, :func:`_cut`), widened to multiples of K; outside it,
+    bins of width K·h between multiples of K.
+    """
+    k_a, k_b = int(math.floor(l_min / h)) - 1, int(math.ceil(l_max / h)) + 1
+    if wide is None or wide[1] <= 1:
+        return np.arange(k_a, k_b + 1)
+    tau, factor = wide
+    xs = np.clip(np.array([_cut(piece, -1, tau), _cut(piece, +1, tau)]), x_left, x_right)
+    with np.errstate(all="ignore"):
+        f_lo, f_hi = (float(v) for v in sorted(piece.loss(xs)))
+    lo_al, hi_al = factor * (k_a // factor), -factor * (-k_b // factor)
+    f0 = min(max(factor * ((int(math.floor(f_lo / h)) - 1) // factor), lo_al), hi_al)
+    f1 = min(max(-factor * (-(int(math.ceil(f_hi / h)) + 1) // factor), f0), hi_al)
+    return np.concatenate([np.arange(lo_al, f0, factor), np.arange(f0, f1), np.arange(f1, hi_al + 1, factor)])
+
+
+def discretize(model: LossModel, h: float, tail: float, extended: bool = True,
+               wide: Optional[Tuple[float, int]] = None) -> GridPld:
     """Pessimistic grid PLD of ``model`` on hℤ (see the module docstring).
 
     Parameters
@@ -238,6 +263,15 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -
     extended : bool
         Evaluate the loss inside the split weights in extended precision (``np.longdouble``);
         otherwise in float64, with the correspondingly larger error term.
+    wide : (float, int), optional
+        (τ, K): outside the central part of each piece (P-mass ≤ τ on each side) the bins are K·h
+        wide, split onto their two end points (multiples of K·h) by the same connect-the-dots rule
+        — a dominating pair again, the grid points being any finite set (Doroshenko et al. 2022,
+        Thm 3.3). This leaves the pessimism of the upper bound practically unchanged (the split of
+        a bin of P-mass m and width w raises δ by O(m·w²), and m ≤ τ) but cuts the work on long,
+        light tails K-fold. The optimistic bound pays for the wider splits through
+        :attr:`GridPld.wide` (P-mass of the wide bins) and :attr:`GridPld.wide_extra`
+        ((K² − 1)·h², the extra squared width of one wide split); see :meth:`GridPld.delta_bounds`.
 
     Returns
     -------
@@ -259,48 +293,49 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -
         raise UnsupportedEventError(
             f"discretization={h} cannot hold the leaf's losses [{min(lows):.3g}, {max(highs):.3g}] nats "
             f"in {MAX_GRID_POINTS} grid points for one step; use a larger discretization")
-    k0 = int(math.floor(k_lo)) - 1
-    k1 = int(math.ceil(k_hi)) + 1
     ext_all: List[np.ndarray] = []
     qm_all: List[np.ndarray] = []
     qu_all: List[np.ndarray] = []
-    ks_all: List[np.ndarray] = []
+    lo_all: List[np.ndarray] = []
+    hi_all: List[np.ndarray] = []
     mass_all: List[np.ndarray] = []
     up_all: List[np.ndarray] = []
     inf_mass = float(np.sum(at.p[np.isposinf(at.loss)]))
     edge = 0.0
-    extra = np.zeros(k1 - k0 + 1)
+    extra_at: List[Tuple[int, float]] = []
     for piece, (x_left, x_right, l_min, l_max, below, above) in zip(model.pieces, plans):
         ext_range = (_cut(piece, -1, _EXTENDED_TAIL), _cut(piece, +1, _EXTENDED_TAIL)) if extended else (1.0, 0.0)
-        ks, mass, up, ext, q_mass, q_up = _bin_piece(piece, x_left, x_right, int(math.floor(l_min / h)) - 1,
-                                                     int(math.ceil(l_max / h)) + 1, h, ext_range)
-        ext_all.append(ext)
-        qm_all.append(q_mass)
-        qu_all.append(q_up)
-        ks_all.append(ks)
-        mass_all.append(mass)
-        up_all.append(up)
+        grid = _piece_grid(piece, x_left, x_right, l_min, l_max, h, wide)
+        k_a, k_b, mass, up, ext, q_mass, q_up = _bin_piece(piece, x_left, x_right, grid, h, ext_range)
+        for arrays, value in ((ext_all, ext), (qm_all, q_mass), (qu_all, q_up), (lo_all, k_a), (hi_all, k_b),
+                              (mass_all, mass), (up_all, up)):
+            arrays.append(value)
         if below > 0:  # losses ≤ l_min, rounded up to the grid point above l_min
-            extra[int(math.ceil(l_min / h)) - k0] += below
+            extra_at.append((int(math.ceil(l_min / h)), below))
         inf_mass += above
         edge += below + above
     if np.any(finite):
         la = at.loss[finite]
         ks = np.ceil(la / h).astype(np.int64)
-        ks_all.append(ks)
+        lo_all.append(ks - 1)
+        hi_all.append(ks)
         ext_all.append(np.zeros(ks.size, dtype=bool))
         qm_all.append(np.zeros(ks.size))
         qu_all.append(np.zeros(ks.size))
         mass_all.append(at.p[finite])
         up_all.append(at.p[finite] * np.clip(-np.expm1((ks - 1) * h - la), 0.0, -math.expm1(-h)))
-    ks = np.concatenate(ks_all) - k0
+    k_lo_idx, k_hi_idx = np.concatenate(lo_all), np.concatenate(hi_all)
+    every = np.concatenate([k_lo_idx, k_hi_idx, np.array([k for k, _ in extra_at], dtype=np.int64)])
+    k0, k1 = int(every.min()), int(every.max())
+    lo_i, hi_i = k_lo_idx - k0, k_hi_idx - k0
     mass = np.concatenate(mass_all)
     up = np.concatenate(up_all)
-    denom = -math.expm1(-h)
-    a = np.abs((ks + k0 - 1) * h)
+    widths = (k_hi_idx - k_lo_idx) * h
+    denom = -np.expm1(-widths)
+    a = np.abs(k_lo_idx * h)
     u_loss = np.where(np.concatenate(ext_all), _U_LOSS, _U)
     # per-bin bound on the error of both the bin mass and its upper share p_hi
-    bound = _ERR_UNITS * mass * (_U + u_loss * (a + h) / denom)
+    bound = _ERR_UNITS * mass * (_U + u_loss * (a + widths) / denom)
     q_mass, q_up = np.concatenate(qm_all), np.concatenate(qu_all) / denom  # quadrature error bounds
     # round up (module docstring): mass and p_hi each by their float and quadrature bounds, then
     # 4 ulps for the float64 operations here, so that p_hi ≥ exact p_hi and p_hi + p_lo ≥ exact
@@ -309,11 +344,23 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True) -
     p_hi = np.minimum((up / denom + bound + q_up) * (1.0 + 4.0 * _U), m_up)
     p_lo = m_up - p_hi
     size = k1 - k0 + 1
-    terms = np.bincount(ks, minlength=size) + np.bincount(ks - 1, minlength=size) + 1  # addends per entry
+    extra = np.zeros(size)
+    for k, m in extra_at:
+        extra[k - k0] += m
+    terms = np.bincount(hi_i, minlength=size) + np.bincount(lo_i, minlength=size) + 1  # addends per entry
     extra *= 1.0 + (_ERR_UNITS + 4.0) * _U
-    pmf = np.bincount(ks, weights=p_hi, minlength=size) + np.bincount(ks - 1, weights=p_lo, minlength=size) + extra
+    pmf = np.bincount(hi_i, weights=p_hi, minlength=size) + np.bincount(lo_i, weights=p_lo, minlength=size) + extra
     pmf *= 1.0 + (float(np.max(terms)) + 2.0) * _U  # the summation's rounding, upwards
     inf_mass *= 1.0 + (_ERR_UNITS + 4.0) * _U
     # ℓ1 distance to the exact split masses: |Δp_hi| + |Δp_lo| ≤ 4·bound per bin, plus the scalings
     bias = 4.0 * float(np.sum(bound)) + 2.0 * float(np.sum(q_mass + q_up)) + 2.0 * (float(np.max(terms)) + _ERR_UNITS + 8.0) * _U * (float(np.sum(pmf)) + inf_mass)
-    return GridPld(h, k0, pmf, inf_mass, 0.0, 0.0, edge, 1, h * h, bias)
+    # P-mass of the wide bins (rounded-up masses, summed upwards) and one wide split's extra squared width
+    is_wide = (k_hi_idx - k_lo_idx) > 1
+    wide_mass = wide_extra = 0.0
+    if np.any(is_wide):
+        wide_mass = float(np.sum(m_up[is_wide])) * (1.0 + (is_wide.size + 4.0) * _U)
+        wide_extra = (float(np.max((k_hi_idx - k_lo_idx)[is_wide])) ** 2 - 1.0) * h * h * (1.0 + 4.0 * _U)
+    nz = np.flatnonzero(pmf)
+    if nz.size:  # drop the empty ends (exact)
+        k0, pmf = k0 + int(nz[0]), pmf[int(nz[0]):int(nz[-1]) + 1]
+    return GridPld(h, k0, pmf, inf_mass, 0.0, 0.0, edge, 1, h * h, bias, wide_mass, wide_extra)

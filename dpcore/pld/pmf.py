@@ -19,6 +19,11 @@ error terms, each an upper bound on a distinct effect:
     sum of the squared widths of every pessimistic split (one per leaf instance at the leaf grid,
     one per block instance at each coarsening); used by the optimistic bound
     (:meth:`GridPld.delta_bounds`).
+``wide`` / ``wide_extra``
+    Leaves discretised with wide tail bins (:func:`~dpcore.pld.discretize.discretize`, ``wide``):
+    the sum over leaf instances of the P-mass of their wide bins (λ, the expected number of
+    instances whose split is wide), and the largest extra squared width of one wide split beyond
+    the h² already in ``spread``; also used only by the optimistic bound.
 
 Composition is the convolution of the P-distributions of the loss (Sommer, Meiser, Mohammadi 2019;
 Koskela, Jälkö, Honkela 2020), computed with a real FFT. The FFT error follows Higham, "Accuracy
@@ -41,7 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 from scipy import fft as sfft
@@ -70,21 +75,65 @@ def hoeffding_shift(spread: float, eta: float) -> float:
     return spread / 8.0 + math.sqrt(spread * math.log(1.0 / eta) / 2.0)
 
 
-def _convolve(a: np.ndarray, b: np.ndarray, extended: bool, same: bool) -> Tuple[np.ndarray, float, float]:
+def _wrap_window(x: np.ndarray, y: np.ndarray, budget: float) -> Optional[Tuple[int, int, float, float]]:
+    """A shorter FFT for the convolution of two non-negative arrays whose product has light ends.
+
+    Returns (s, L, w_low, w_high) or None. L is the power of two just above the longer factor,
+    used when it is shorter than the linear convolution's FFT; the cyclic convolution of length L
+    holds, at position j − s, the sum of the linear entries j' ≡ j (mod L), so the window
+    [s, s + L) receives every entry, those below s moved up by L and those from s + L on moved
+    down by L. w_low and w_high bound the masses of those two parts (rounded-up sums of
+    non-negative terms Σ_i x_i·Y(·), Y the cumulative sums of y from either end). An upward move
+    of P-mass only increases δ(ε) (recorded in ``moved``, as a truncation); a downward one is
+    charged as an ℓ1 error of 2·w_high (``err``: the mass is missing at its true place and extra
+    at the wrapped one). The start s is the sum of the first indices where each factor's
+    cumulative mass exceeds ``budget``/4, and the window is used only when both w_low and w_high
+    are ≤ ``budget``.
+    """
+    n = x.size + y.size - 1
+    size = 1 << max(x.size, y.size).bit_length()
+    if size >= 1 << max(n - 1, 1).bit_length():
+        return None
+    cy = np.cumsum(y)  # cy[m] = Σ_{k≤m} y_k; sums of non-negative terms, relative error ≤ y.size·u
+    start = (int(np.searchsorted(np.cumsum(x), 0.25 * budget, side="right"))
+             + int(np.searchsorted(cy, 0.25 * budget, side="right")))
+    # below s: Σ_{i<s} x_i·Σ_{k<s−i} y_k
+    lo = np.arange(min(start, x.size))
+    w_low = float(np.sum(x[lo] * np.where(start - lo - 1 < y.size, cy[np.minimum(start - lo - 1, y.size - 1)], cy[-1])))
+    # from s + L on: Σ_i x_i·Σ_{k≥s+L−i} y_k, non-zero only for i > s + L − y.size (and s + L − i ≥ 1)
+    i0 = max(0, start + size - y.size + 1)
+    if i0 < x.size:
+        tail = np.cumsum(y[::-1])[::-1]  # tail[m] = Σ_{k≥m} y_k, again a sum of non-negative terms
+        w_high = float(np.sum(x[i0:] * tail[start + size - i0:start + size - x.size:-1]))
+    else:
+        w_high = 0.0
+    # every factor is a sum of non-negative terms (relative error ≤ (x.size + y.size)·u), so is each total
+    slack = 1.0 + 2.0 * (x.size + y.size + 8.0) * _U
+    w_low, w_high = w_low * slack, w_high * slack
+    if w_low > budget or w_high > budget:
+        return None
+    return start, size, w_low, w_high
+
+
+def _convolve(a: np.ndarray, b: np.ndarray, extended: bool, same: bool,
+              window: Optional[Tuple[int, int]] = None) -> Tuple[np.ndarray, float, float]:
     """Linear convolution by real FFT: (result, ℓ2 bound on its error, upward-rounding ℓ1 bias).
 
     The error bound is Higham, Thm 24.2, in the FFT's precision. In extended precision the result
     is rounded *up* to float64 entrywise (``nextafter`` where the cast went down), so the cast is
     a one-sided (pessimistic) change, returned as the third value (≤ 2u·‖c‖₁) instead of being
-    added to the two-sided error; in float64 the third value is 0.
+    added to the two-sided error; in float64 the third value is 0. With ``window`` = (s, L)
+    (:func:`_wrap_window`) the result is the cyclic convolution of length L, entries s … s + L − 1
+    of the wrapped linear one; the bound is the same theorem for the length-L transform.
     """
     n = a.size + b.size - 1
-    nfft = 1 << max(n - 1, 1).bit_length()  # a power of two: the radix-2 error bound applies
+    nfft = 1 << max(n - 1, 1).bit_length() if window is None else window[1]  # radix-2 bound applies
     u = _U_EXTENDED if extended else _U
     dtype = np.longdouble if extended else np.float64
     fa = sfft.rfft(a.astype(dtype), nfft)
     fb = fa if same else sfft.rfft(b.astype(dtype), nfft)
-    c_wide = sfft.irfft(fa * fb, nfft)[:n]
+    c_wide = sfft.irfft(fa * fb, nfft)
+    c_wide = c_wide[:n] if window is None else np.roll(c_wide, -window[0])
     c = c_wide.astype(np.float64)
     bias = 0.0
     if extended:
@@ -120,6 +169,8 @@ class GridPld:
     count: int
     spread: float
     bias: float = 0.0
+    wide: float = 0.0
+    wide_extra: float = 0.0
 
     # ------------------------------------------------------------------ composition
 
@@ -148,9 +199,13 @@ class GridPld:
         sa, sb = float(np.sum(a)), float(np.sum(b))
         ia0, ia1 = _bulk(a)
         ib0, ib1 = _bulk(b)
+        offset, w_low, w_high = 0, 0.0, 0.0
         if not extended or ia1 - ia0 + ib1 - ib0 + 2 >= n // 2:  # one float64 / short convolution
-            c, entry, bias = _convolve(a, b, extended, other is self)
-            l1 = math.sqrt(n) * entry + (0.0 if extended else _U * sa * sb)  # + the float64 cast
+            wrap = None if extended else _wrap_window(a, b, tail)
+            if wrap is not None:
+                offset, _, w_low, w_high = wrap
+            c, entry, bias = _convolve(a, b, extended, other is self, None if wrap is None else wrap[:2])
+            l1 = math.sqrt(c.size) * entry + (0.0 if extended else _U * sa * sb)  # + the float64 cast
         else:
             # a*b = Ba*Bb + (a*b − Ba*Bb): the bulk product in the requested precision, the rest —
             # every term of which carries a tail of mass ≤ _BULK_TAIL — in float64 at full length
@@ -159,7 +214,13 @@ class GridPld:
             rb[ib0:ib1 + 1] = 0.0
             bulk, e_bulk, bias = _convolve(a[ia0:ia1 + 1], b[ib0:ib1 + 1], extended, other is self)
             if other is self:  # 2·Ba*Ra + Ra*Ra = (2a − Ra)*Ra
-                c, e_rest, _ = _convolve(2.0 * a - ra, ra, False, False)
+                x = 2.0 * a - ra
+                wrap = _wrap_window(x, ra, tail)
+                if wrap is not None and not wrap[0] <= ia0 + ib0 <= ia0 + ib0 + bulk.size <= wrap[0] + wrap[1]:
+                    wrap = None  # the bulk product must land inside the window
+                if wrap is not None:
+                    offset, _, w_low, w_high = wrap
+                c, e_rest, _ = _convolve(x, ra, False, False, None if wrap is None else wrap[:2])
             else:  # Ba*Rb + Ra*b
                 c, e1, _ = _convolve(a - ra, rb, False, False)
                 c2, e2, _ = _convolve(ra, b, False, False)
@@ -167,20 +228,21 @@ class GridPld:
                 e_rest = e1 + e2 + _U * float(np.max(np.abs(c)))
             # float64 cast of the rest (ℓ1 ≤ u·Σ|rest|: its factors each carry a tail ≤ _BULK_TAIL)
             e_cast = _U * float(np.sum(np.abs(c)))
-            window = slice(ia0 + ib0, ia0 + ib0 + bulk.size)
+            window = slice(ia0 + ib0 - offset, ia0 + ib0 - offset + bulk.size)
             c[window] += bulk
             c[window] *= 1.0 + 4.0 * _U  # the addition's rounding, directed up (see ``bias``)
             bias += 8.0 * _U * float(np.sum(np.abs(c[window])))
             entry = e_bulk + e_rest + _U * float(np.max(bulk))
-            l1 = math.sqrt(bulk.size) * e_bulk + math.sqrt(n) * e_rest + e_cast
+            l1 = math.sqrt(bulk.size) * e_bulk + math.sqrt(c.size) * e_rest + e_cast
         negative = c < 0.0
         clamped = -float(np.sum(c[negative]))
         c[negative] = 0.0
-        err = (self.err * max(1.0, other.mass()) + other.err * max(1.0, self.mass()) + l1 + clamped)
+        err = (self.err * max(1.0, other.mass()) + other.err * max(1.0, self.mass()) + l1 + clamped + 2.0 * w_high)
         bias += self.bias * max(1.0, other.mass()) + other.bias * max(1.0, self.mass())
         inf_mass = (self.inf_mass * (sb + other.inf_mass) + sa * other.inf_mass) * (1.0 + 8.0 * _U)
-        out = GridPld(self.h, self.start + other.start, c, inf_mass, err, self.moved + other.moved,
-                      self.edge + other.edge, self.count + other.count, self.spread + other.spread, bias)
+        out = GridPld(self.h, self.start + other.start + offset, c, inf_mass, err, self.moved + other.moved + w_low,
+                      self.edge + other.edge, self.count + other.count, self.spread + other.spread, bias,
+                      (self.wide + other.wide) * (1.0 + 2.0 * _U), max(self.wide_extra, other.wide_extra))
         return out.truncate(tail, noise=entry * _NOISE_FRACTION)
 
     def truncate(self, tail: float, noise: float = 0.0) -> "GridPld":
@@ -202,8 +264,8 @@ class GridPld:
         moved_right = float(right[c.size - 2 - i1]) if i1 < c.size - 1 else 0.0
         kept = c[i0:i1 + 1].copy()
         kept[0] += moved_left
-        return GridPld(self.h, self.start + i0, kept, self.inf_mass + moved_right, self.err,
-                       self.moved + moved_left + moved_right, self.edge, self.count, self.spread, self.bias)
+        return replace(self, start=self.start + i0, pmf=kept, inf_mass=self.inf_mass + moved_right,
+                       moved=self.moved + moved_left + moved_right)
 
     def coarsen(self, factor: int) -> "GridPld":
         """The same PLD on the grid (factor·h)ℤ, split pessimistically ("connect the dots").
@@ -231,8 +293,7 @@ class GridPld:
         if pmf[-1] == 0.0:
             pmf = pmf[:-1]
         bias = self.bias + 2.0 * (2.0 * factor + 12.0) * _U * float(np.sum(self.pmf))
-        return GridPld(big, k0, pmf, self.inf_mass, self.err, self.moved, self.edge, self.count,
-                       self.spread + big * big, bias)
+        return replace(self, h=big, start=k0, pmf=pmf, spread=self.spread + big * big, bias=bias)
 
     def bulk_points(self) -> int:
         """Grid points between the 1e-3 and 1 − 1e-3 quantiles of the finite mass."""
@@ -276,20 +337,41 @@ class GridPld:
     def _etas(self, delta: float):
         return [delta * f for f in (0.3, 0.1, 0.03, 0.01, 1e-3)]
 
+    def _shift(self, eta: float) -> Tuple[float, float]:
+        """(c, φ): the splitting moves sum to more than c with probability at most η + φ.
+
+        Without wide leaf bins φ = 0 and c = :func:`hoeffding_shift` (``spread``, η). With them:
+        conditioned on which leaf bin every instance falls in, the moves are still a martingale
+        of the kind :func:`hoeffding_shift` needs, with squared widths summing to ``spread`` +
+        N·``wide_extra``, N the number of instances in a wide bin. N is a sum of independent
+        Bernoulli variables with total mean λ = ``wide``, so P(N ≥ k + 1) ≤ e_{k+1}(p) ≤
+        λ^{k+1}/(k + 1)! (elementary symmetric sum, each term a product of k + 1 of the means);
+        k is the least one (≤ 12) with that bound ≤ η/10, and c is the Hoeffding shift for
+        ``spread`` + k·``wide_extra``.
+        """
+        if self.wide <= 0.0 or self.wide_extra <= 0.0:
+            return hoeffding_shift(self.spread, eta), 0.0
+        k, term = 0, self.wide
+        while term > 0.1 * eta and k < 12:
+            k += 1
+            term *= self.wide / (k + 1)
+        return hoeffding_shift(self.spread + k * self.wide_extra, eta), term * (1.0 + 1e-12)
+
     def delta_bounds(self, epsilon: float) -> Tuple[float, float]:
         """(lower, upper) bounds on the exact δ(ε) of the composed pair.
 
         Upper: the computed value plus its rounding and ``err`` (the discretisation is
         pessimistic). Lower: the split leaves differ from the merged (dominated) pair by
         independent moves D of width h with E[e^{−D}] = 1, so with probability ≥ 1 − η their sum is
-        ≤ c(η) (:func:`hoeffding_shift`); hence δ_exact(ε) ≥ δ_grid(ε + c) − η − edge − moved − err − bias.
+        ≤ c(η) (:func:`hoeffding_shift`; with wide leaf bins, except on an event of probability φ,
+        :meth:`_shift`); hence δ_exact(ε) ≥ δ_grid(ε + c) − η − φ − edge − moved − err − bias.
         """
         upper = self.delta_upper(epsilon)
         best = 0.0
         for eta in self._etas(max(upper, 1e-300)):
-            c = hoeffding_shift(self.spread, eta)
+            c, fail = self._shift(eta)
             w, s = self._delta_float(epsilon + c)
-            best = max(best, w - s - self.err - self.bias - self.moved - self.edge - eta)
+            best = max(best, w - s - self.err - self.bias - self.moved - self.edge - eta - fail)
         return best, upper
 
     def delta_upper(self, epsilon: float) -> float:
@@ -325,8 +407,8 @@ class GridPld:
         upper = self.epsilon_upper(delta)
         lower = 0.0
         for eta in self._etas(delta):
-            c = hoeffding_shift(self.spread, eta)
-            target = delta + self.err + self.bias + self.moved + self.edge + eta
+            c, fail = self._shift(eta)
+            target = delta + self.err + self.bias + self.moved + self.edge + eta + fail
             eps = self._root(target * (1.0 + 1e-12))
             if not math.isfinite(eps):
                 continue

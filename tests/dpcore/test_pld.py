@@ -172,8 +172,8 @@ def test_certify_detects_an_optimistic_leaf(monkeypatch):
 
     real = cert.discretize
 
-    def shifted_down(model, h, tail, extended=True):  # every loss one grid point too small
-        leaf = real(model, h, tail, extended)
+    def shifted_down(model, h, tail, extended=True, wide=None):  # every loss one grid point too small
+        leaf = real(model, h, tail, extended, wide)
         return dataclasses.replace(leaf, start=leaf.start - 1)
 
     monkeypatch.setattr(cert, "discretize", shifted_down)
