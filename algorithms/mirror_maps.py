@@ -35,19 +35,30 @@ Bregman steps. Every mirror step of Algorithms 3, 4, 7 has the form
 
   For both, with vⱼ = |θⱼ| (ℓ1) or θⱼ (simplex), m = max v − ν and tⱼ = (vⱼ − ν)₊/m ∈ [0, 1],
   ‖∇Φ*(u)‖₁ = (m/κ)·A^{(2−r)/r}·B with A = Σt^r, B = Σt^{r−1} (both ≥ 1: the top term is 1), and
-  its ν-derivative is −(1/κ)A^{(2−r)/r}((2−r)B²/A + (r−1)C), C = Σt^{r−2}: one log and one exp per
-  coordinate give all three sums (:func:`_power_sums`, no array written). The root is found by
-  Newton steps kept inside the certified bracket, a probe beyond each Newton point to close the
-  far end, and a bisection whenever the bracket fails to halve; coordinates with vⱼ ≤ a (the
-  bracket's lower end) are zero for every ν in the bracket and are dropped from the active set.
+  its ν-derivative is −(1/κ)A^{(2−r)/r}((2−r)B²/A + (r−1)C), C = Σt^{r−2}: one power cⱼ = tⱼ^{r−2}
+  per coordinate gives all three sums (C = Σc, B = Σct, A = Σct²). The powers are computed by the
+  branch-free :func:`algorithms._mirror_pow.unit_pow` in a loop LLVM vectorises (AVX2), the sums in a
+  second, reassociated loop, over the active values kept contiguous. The root is found by Newton
+  steps kept inside the certified bracket, a probe at twice the next Newton step beyond each Newton
+  point to close the far end, and a bisection whenever the bracket fails to halve.
+  Active set: tⱼ decreases in ν, so with a the bracket's lower end every coordinate with
+  vⱼ ≤ a + τ(max v − a) has tⱼ ≤ τ for all ν in the bracket; with τ = (2^-60/d)^{1/(r−2)} all of
+  them together add less than 2^-60 to each of A, B, C (each ≥ 1) — below the sums' own rounding —
+  so they are dropped from the active set (those with vⱼ ≤ a are exactly 0) and returned as 0
+  (their true values sum to < 2^-60·R). The point is written from the last residual's powers when
+  it was evaluated at the returned ν.
 * ℓ∞ ball (box): |wⱼ| = min(R, (|θⱼ|/(κN^{2−s}))^{r−1}) with N = ‖w‖_s the root of
   N ↦ ‖w(N)‖_s − N (decreasing).
 
 The 1-D roots are *certified*: the bracket [a, b] with h(a) > 0 ≥ h(b) is kept throughout
 (Newton as above for the ℓ1 ball and the simplex, Illinois regula falsi for the box, with a
-bisection whenever a step fails to halve the bracket) and shrunk to adjacent floating-point numbers; the returned point is the end b on the feasible side
-(‖w‖₁ ≤ R, Σw ≤ R up to rounding of the final sum). No inner iterative solver with a loose
-tolerance is used. The ℓ2 ball has no such one-dimensional reduction for Φ ≠ ½‖·‖₂² and is refused.
+bisection whenever a step fails to halve the bracket) and shrunk to adjacent floating-point
+numbers — for the ℓ1 ball and the simplex, or until the computed h(b) ∈ [−8·2^-52·R, 0], where the
+residual is rounding noise (further halving only chases that noise; it took 8–40 of the
+evaluations before). The returned point is the end b on the feasible side (‖w‖₁ ≤ R, Σw ≤ R, and
+≥ R(1 − 8·2^-52) when the constraint is active, up to rounding of the final sum). No inner
+iterative solver with a loose tolerance is used. The ℓ2 ball has no such one-dimensional reduction
+for Φ ≠ ½‖·‖₂² and is refused.
 """
 
 from __future__ import annotations
@@ -60,6 +71,7 @@ import numpy as np
 from dpcore._jit import jit
 from dpcore._validation import check_positive, check_positive_int
 
+from ._mirror_pow import POW_FLAGS, unit_pow
 from .constraints import L1, LINF, NONE, SIMPLEX, Constraint, get_constraint
 
 __all__ = [
@@ -83,6 +95,9 @@ __all__ = [
 LP = 5
 MIRROR_CONSTRAINTS = ("none", "l1", "linf", "simplex", "lp")
 _MAX_ROOT_ITERATIONS = 400
+#: The ℓ1 / simplex root stops once h(b) ∈ [−_ROOT_TOL·R, 0] (8 units in the last place of R): below
+#: that the computed residual is rounding noise (module docstring).
+_ROOT_TOL = 8.0 * 2.0**-52
 
 
 def check_primal_p(p: object, *, low: float, high: float, high_open: bool, where: str) -> float:
@@ -228,30 +243,48 @@ def _residual(x: float, theta: np.ndarray, R: float, r: float, s: float, kappa: 
     return lp_norm_kernel(out, s) - x
 
 
-@jit
-def _power_sums(v: np.ndarray, idx: np.ndarray, k: int, nu: float, top: float, r: float):
-    """(m, A, B, C) over the active coordinates idx[:k] at ν (module docstring); m ≤ 0 means w = 0."""
-    m = top - nu
+@jit(**POW_FLAGS)
+def _powers(va: np.ndarray, k: int, nu: float, m: float, e: float, out: np.ndarray) -> None:
+    """out[i] ← tᵢ^e, tᵢ = (va[i] − ν)/m, for the active values va[:k] (0 where va[i] ≤ ν);
+    vectorised."""
+    for i in range(k):
+        u = va[i] - nu
+        c = unit_pow(u / m, e)
+        out[i] = c if u > 0.0 else 0.0
+
+
+@jit(fastmath={"reassoc", "contract"}, error_model="numpy")
+def _weighted_sums(va: np.ndarray, k: int, nu: float, m: float, c: np.ndarray):
+    """(A, B, C) = (Σ cᵢtᵢ², Σ cᵢtᵢ, Σ cᵢ) with cᵢ = tᵢ^{r−2} (reassociated: LLVM keeps vector partial
+    sums)."""
     A = 0.0
     B = 0.0
     C = 0.0
-    if m <= 0.0:
-        return m, A, B, C
     for i in range(k):
-        u = v[idx[i]] - nu
-        if u > 0.0:
-            t = u / m
-            e = math.exp((r - 1.0) * math.log(t))  # t^{r−1}
-            A += e * t
-            B += e
-            C += e / t
+        t = (va[i] - nu) / m
+        ci = c[i]
+        C += ci
+        B += ci * t
+        A += ci * t * t
+    return A, B, C
+
+
+@jit
+def _power_sums(va: np.ndarray, k: int, nu: float, top: float, r: float, buf: np.ndarray):
+    """(m, A, B, C) over the active values va[:k] at ν (module docstring); m ≤ 0 means w = 0. Leaves
+    tᵢ^{r−2} in buf[:k]."""
+    m = top - nu
+    if m <= 0.0:
+        return m, 0.0, 0.0, 0.0
+    _powers(va, k, nu, m, r - 2.0, buf)
+    A, B, C = _weighted_sums(va, k, nu, m, buf)
     return m, A, B, C
 
 
 @jit
-def _l1_residual(v: np.ndarray, idx: np.ndarray, k: int, nu: float, top: float, R: float, r: float, kappa: float):
+def _l1_residual(va: np.ndarray, k: int, nu: float, top: float, R: float, r: float, kappa: float, buf: np.ndarray):
     """(h(ν), h′(ν)) of the ℓ1-ball / simplex root (module docstring)."""
-    m, A, B, C = _power_sums(v, idx, k, nu, top, r)
+    m, A, B, C = _power_sums(va, k, nu, top, r, buf)
     if m <= 0.0:
         return -R, 0.0
     f = A ** ((2.0 - r) / r) / kappa
@@ -259,49 +292,68 @@ def _l1_residual(v: np.ndarray, idx: np.ndarray, k: int, nu: float, top: float, 
 
 
 @jit
-def _compact(v: np.ndarray, idx: np.ndarray, k: int, a: float) -> int:
-    """Keep in idx[:k] the coordinates with v > a (the others are 0 for every ν ≥ a); new count."""
+def _negligible_t(d: int, r: float) -> float:
+    """τ = (2^-60/d)^{1/(r−2)}: d coordinates with tⱼ ≤ τ add at most 2^-60 to each of A, B, C (each ≥ 1)."""
+    return math.exp(math.log(2.0**-60 / d) / (r - 2.0))
+
+
+@jit
+def _compact(va: np.ndarray, idx: np.ndarray, k: int, a: float, top: float, tau: float) -> int:
+    """Keep in va[:k], idx[:k] the coordinates with value > a + τ·(top − a): the others have
+    tⱼ(ν) ≤ τ for every ν ≥ a (tⱼ decreases in ν), i.e. are 0 (value ≤ a) or negligible (module
+    docstring). New count."""
+    cut = a + tau * (top - a)
     j = 0
     for i in range(k):
-        if v[idx[i]] > a:
+        if va[i] > cut:
+            va[j] = va[i]
             idx[j] = idx[i]
             j += 1
     return j
 
 
 @jit
-def _shrink(v: np.ndarray, idx: np.ndarray, k: int, nu: float, a: float, b: float, top: float, R: float, r: float,
-            kappa: float):
+def _shrink(va: np.ndarray, idx: np.ndarray, k: int, nu: float, a: float, b: float, top: float, R: float, r: float,
+            kappa: float, tau: float, buf: np.ndarray):
     """Evaluate h at ν ∈ (a, b) and keep the half of [a, b] that holds the root: (a, b, active count, h(ν), h′(ν))."""
-    h, dh = _l1_residual(v, idx, k, nu, top, R, r, kappa)
+    h, dh = _l1_residual(va, k, nu, top, R, r, kappa, buf)
     if h > 0.0:
-        return nu, b, _compact(v, idx, k, nu), h, dh
+        return nu, b, _compact(va, idx, k, nu, top, tau), h, dh
     return a, nu, k, h, dh
 
 
 @jit
-def _l1_point(theta: np.ndarray, v: np.ndarray, idx: np.ndarray, k: int, nu: float, top: float, r: float,
-              kappa: float, out: np.ndarray) -> None:
-    """out ← ∇Φ*(soft(θ, ν)) (ℓ1: v = |θ|, the sign of θ) or ∇Φ*((θ − ν)₊) (simplex: v = θ, signs +)
-    from the same sums as the residual."""
+def _l1_point(theta: np.ndarray, signed: bool, va: np.ndarray, idx: np.ndarray, k: int, nu: float, top: float,
+              r: float, kappa: float, have_powers: bool, buf: np.ndarray, out: np.ndarray) -> None:
+    """out ← ∇Φ*(soft(θ, ν)) (ℓ1, ``signed``: va = |θ|, the sign of θ) or ∇Φ*((θ − ν)₊) (simplex: va = θ,
+    signs +) from the same sums as the residual (tⱼ^{r−1} = tⱼ·tⱼ^{r−2}); ``have_powers``: buf[:k]
+    already holds tⱼ^{r−2} at this ν (the last residual was evaluated here)."""
     out[:] = 0.0
-    m, A, B, C = _power_sums(v, idx, k, nu, top, r)
+    m = top - nu
     if m <= 0.0:
         return
+    if have_powers:
+        A, B, C = _weighted_sums(va, k, nu, m, buf)
+    else:
+        m, A, B, C = _power_sums(va, k, nu, top, r, buf)
     f = m * A ** ((2.0 - r) / r) / kappa
     for i in range(k):
-        j = idx[i]
-        u = v[j] - nu
-        if u > 0.0:
-            out[j] = math.copysign(f * math.exp((r - 1.0) * math.log(u / m)), theta[j] if v[j] != theta[j] else 1.0)
+        if buf[i] > 0.0:
+            j = idx[i]
+            val = f * buf[i] * ((va[i] - nu) / m)
+            out[j] = math.copysign(val, theta[j]) if signed else val
 
 
 @jit
-def _l1_root(theta: np.ndarray, v: np.ndarray, idx: np.ndarray, k: int, a: float, ha: float, da: float, b: float,
-             top: float, R: float, r: float, kappa: float, out: np.ndarray) -> int:
-    """Shrink [a, b] (h(a) = ha > 0 ≥ h(b), h′(a) = da) to adjacent floats by bracketed Newton (module
-    docstring); leave the point at b in ``out``; return the number of residual evaluations."""
+def _l1_root(theta: np.ndarray, signed: bool, va: np.ndarray, idx: np.ndarray, k: int, a: float, ha: float,
+             da: float, b: float, top: float, R: float, r: float, kappa: float, tau: float, buf: np.ndarray,
+             out: np.ndarray) -> int:
+    """Shrink [a, b] (h(a) = ha > 0 ≥ h(b), h′(a) = da) by bracketed Newton with a probe (module
+    docstring) until the bracket is two adjacent floats or h(b) ∈ [−tol, 0]; leave the point at b in
+    ``out``; return the number of residual evaluations."""
+    tol = _ROOT_TOL * R
     x, hx, dx = a, ha, da
+    at_b = False  # whether the last residual (whose powers buf[:k] holds) was evaluated at b
     it = 0
     while it < _MAX_ROOT_ITERATIONS:
         width = b - a
@@ -311,23 +363,31 @@ def _l1_root(theta: np.ndarray, v: np.ndarray, idx: np.ndarray, k: int, a: float
         cand = x - hx / dx if dx < 0.0 else mid
         if not (a < cand < b):
             cand = mid
-        step = cand - x
-        a, b, k, hc, dc = _shrink(v, idx, k, cand, a, b, top, R, r, kappa)
+        a, b, k, hc, dc = _shrink(va, idx, k, cand, a, b, top, R, r, kappa, tau, buf)
         it += 1
+        at_b = -tol <= hc <= 0.0
+        if at_b:
+            break
         x, hx, dx = cand, hc, dc
-        if b - a > 0.5 * width:  # Newton approached from one side: probe beyond to close the other end
-            probe = cand + 2.0 * step
+        if dc < 0.0:  # probe twice the next Newton step beyond cand, to close the bracket's far end
+            probe = cand - 2.0 * hc / dc
             if a < probe < b:
-                a, b, k, hp, dp = _shrink(v, idx, k, probe, a, b, top, R, r, kappa)
+                a, b, k, hp, dp = _shrink(va, idx, k, probe, a, b, top, R, r, kappa, tau, buf)
                 it += 1
-                if hp > 0.0:
+                at_b = -tol <= hp <= 0.0
+                if at_b:
+                    break
+                if abs(hp) < abs(hx):
                     x, hx, dx = probe, hp, dp
-            if b - a > 0.5 * width:  # still slow: bisect once
-                mid = a + 0.5 * (b - a)
-                a, b, k, hm, dm = _shrink(v, idx, k, mid, a, b, top, R, r, kappa)
-                it += 1
-                x, hx, dx = mid, hm, dm
-    _l1_point(theta, v, idx, k, b, top, r, kappa, out)
+        if b - a > 0.5 * width:  # the bracket failed to halve: bisect once
+            mid = a + 0.5 * (b - a)
+            a, b, k, hx, dx = _shrink(va, idx, k, mid, a, b, top, R, r, kappa, tau, buf)
+            it += 1
+            x = mid
+            if -tol <= hx <= 0.0:
+                at_b = True
+                break
+    _l1_point(theta, signed, va, idx, k, b, top, r, kappa, at_b, buf, out)
     return it
 
 
@@ -391,35 +451,38 @@ def bregman_step_kernel(kind: int, radius: float, r: float, s: float, kappa: flo
                 out[j] *= f
         return 0
     if kind == L1 or kind == SIMPLEX:
-        v = np.empty(d)
+        signed = kind == L1
+        va = np.empty(d)  # the active values, kept contiguous so the power loop vectorises
         idx = np.empty(d, np.int64)
-        k = 0
+        buf = np.empty(d)
+        tau = _negligible_t(d, r)
         top = -math.inf
         for j in range(d):
-            v[j] = abs(theta[j]) if kind == L1 else theta[j]
-            top = max(top, v[j])
-            if kind == SIMPLEX or v[j] > 0.0:
-                idx[k] = j
-                k += 1
-        if kind == L1:
+            va[j] = abs(theta[j]) if signed else theta[j]
+            idx[j] = j
+            top = max(top, va[j])
+        if signed:
             if top == 0.0:
                 out[:] = 0.0
                 return 0
-            h0, d0 = _l1_residual(v, idx, k, 0.0, top, radius, r, kappa)
+            k = _compact(va, idx, d, 0.0, top, tau)  # ν ≥ 0: drop the zeros and the negligible
+            h0, d0 = _l1_residual(va, k, 0.0, top, radius, r, kappa, buf)
             if h0 <= 0.0:  # the unconstrained point ∇Φ*(θ) is inside the ball
-                _l1_point(theta, v, idx, k, 0.0, top, r, kappa, out)
+                _l1_point(theta, signed, va, idx, k, 0.0, top, r, kappa, True, buf, out)
                 return 1
-            return 1 + _l1_root(theta, v, idx, k, 0.0, h0, d0, top, top, radius, r, kappa, out)
+            return 1 + _l1_root(theta, signed, va, idx, k, 0.0, h0, d0, top, top, radius, r, kappa, tau, buf, out)
+        k = d
         step = max(1.0, abs(top))
         lo = top - step
-        h0, d0 = _l1_residual(v, idx, k, lo, top, radius, r, kappa)
+        h0, d0 = _l1_residual(va, k, lo, top, radius, r, kappa, buf)
         evals = 1
         while h0 <= 0.0:
             step *= 2.0
             lo = top - step
-            h0, d0 = _l1_residual(v, idx, k, lo, top, radius, r, kappa)
+            h0, d0 = _l1_residual(va, k, lo, top, radius, r, kappa, buf)
             evals += 1
-        return evals + _l1_root(theta, v, idx, k, lo, h0, d0, top, top, radius, r, kappa, out)
+        k = _compact(va, idx, k, lo, top, tau)
+        return evals + _l1_root(theta, signed, va, idx, k, lo, h0, d0, top, top, radius, r, kappa, tau, buf, out)
     # LINF (box |wⱼ| ≤ R)
     mirror_inverse_kernel(theta, r, kappa, out)
     inside = True
