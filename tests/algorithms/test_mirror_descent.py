@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 
 import dpcore
 from algorithms.losses import get_loss
-from algorithms.noisy_mirror_descent import noisy_mirror_descent, paper_sigma
+from algorithms.noisy_mirror_descent import noisy_mirror_descent, paper_sigma, tuned_steps
 from algorithms.synthetic import make_classification
 from mechanisms import GeneralizedGaussian
 from mechanisms.base import convert_sensitivity
@@ -103,7 +103,7 @@ def test_gaussian_noise_is_the_exact_gaussian_composition(eps):
     analytic Gaussian of the composition: one Gaussian of multiplier z/√T), calibrated to the target."""
     res = noisy_mirror_descent(X, Y, p=1.5, epsilon=eps, delta=1e-5, data_norm_bound=1.0, rng=0)
     T, n = res.details["steps"], X.shape[0]
-    assert T == 100 == res.event.count == res.details["releases"]
+    assert T == 1000 == res.event.count == res.details["releases"]  # tuned_steps(200, 5): the cap
     assert res.details["noise"] == "gaussian" and res.details["accountant"] == "auto"
     assert res.sigma == pytest.approx(res.noise_multiplier * 2.0 * res.details["clip_norm"] / n, rel=1e-12)
     assert res.privacy.epsilon == dpcore.get_epsilon(res.event, 1e-5, accountant="auto").epsilon
@@ -114,10 +114,10 @@ def test_gaussian_noise_is_the_exact_gaussian_composition(eps):
 
 
 def test_schedules_and_their_overrides():
-    """tuned: T = 100, α = 0, c = κ; theorem: Theorem 7's T and α with c = 1 (by hand for n = 200, d = 5,
+    """tuned: T = tuned_steps(n, d) (1000 here), α = 0, c = κ; theorem: Theorem 7's T and α with c = 1 (by hand for n = 200, d = 5,
     p = 1.5 (κ = 2), ε = 1, δ = 1e-5: T = ⌈(400/√(5 ln 1e5))^{0.4}⌉ = ⌈4.884⌉ = 5, α = (4β/5)·log₂(40))."""
     tuned = noisy_mirror_descent(X, Y, p=1.5, epsilon=1.0, data_norm_bound=1.0, rng=0)
-    assert (tuned.details["steps"], tuned.details["phi_weight"], tuned.details["step_scale"]) == (100, 0.0, 2.0)
+    assert (tuned.details["steps"], tuned.details["phi_weight"], tuned.details["step_scale"]) == (1000, 0.0, 2.0)
     th = noisy_mirror_descent(X, Y, p=1.5, epsilon=1.0, data_norm_bound=1.0, rng=0, schedule="theorem")
     assert (400 / math.sqrt(5 * math.log(1e5))) ** 0.4 == pytest.approx(4.884, abs=1e-3)
     beta = th.details["smoothness"]
@@ -126,6 +126,14 @@ def test_schedules_and_their_overrides():
     own = noisy_mirror_descent(X, Y, p=1.5, epsilon=1.0, data_norm_bound=1.0, rng=0, steps=7, step_scale=3.0,
                                phi_weight=0.1, schedule="theorem")
     assert (own.details["steps"], own.details["phi_weight"], own.details["step_scale"]) == (7, 0.1, 3.0)
+
+
+@pytest.mark.parametrize("n,d,T", [(200, 5, 1000), (50_000, 100, 1000), (50_000, 1000, 300), (32_561, 124, 1000),
+                                   (50_000, 3000, 100), (20_000, 10_000, 100), (15_000, 1000, 1000),
+                                   (16_000, 1000, 938)])
+def test_tuned_steps_rule(n, d, T):
+    """T = min(1000, max(100, ⌈1.5e10/(n·d)⌉)) by hand (e.g. 1.5e10/(16 000·1000) = 937.5 → 938)."""
+    assert tuned_steps(n, d) == T
 
 
 @pytest.mark.parametrize("kw,match", [({"noise": "laplace"}, "noise must be one of"),
