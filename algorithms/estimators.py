@@ -528,7 +528,8 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
         return self.alpha_
 
     def _solver_defaults(self, n: int) -> Dict[str, Any]:
-        """Public defaults passed to the solver unless ``solver_params`` sets them: DP-SGD takes DP-GD's
+        """Public defaults passed to the solver unless ``solver_params`` sets them: AdaSSP runs
+        ``variant="joint"`` (diabetes ε = 1: R² 0.23 → 0.30; class docstring); DP-SGD takes DP-GD's
         step 1.9/β (β = √(R² + c²)², the smoothness of both losses) and half of DP-GD's step count
         ⌈default_steps(n, ε)/2⌉ (its own 1/β and 5 epochs of batch 256 stop at R² 0.25 on diabetes even at
         ε = 10); DP-SVRG (Huber) runs min(30, max(5, ⌈nε/40⌉)) epochs (diabetes, n = 309, accountant
@@ -542,6 +543,8 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
         eps = check_positive("epsilon", self.epsilon, allow_inf=True)
         if self.solver == "dp_sgd":
             out = {"learning_rate": BENCHMARK_STEP / (R * R + c * c), "steps": math.ceil(default_steps(n, eps) / 2)}
+        elif self.solver == "adassp":
+            out = {"variant": "joint"}
         elif self.solver == "dp_svrg":
             out = {"epochs": min(30, max(5, math.ceil(n * min(eps, 1e6) / AUTO_SVRG_EPOCH_DIVISOR)))}
             if hasattr(self, "huber_delta_"):  # DPLinearRegression passes its clip_norm_ anyway
@@ -628,8 +631,11 @@ class DPLinearRegression(_DPRegressor):
     — outside the five seed papers, the standard private least-squares baseline): noisy XᵀX, Xᵀy and
     λ_min(XᵀX), three Gaussian mechanisms composed and calibrated by dpcore, then a ridge solve. It
     needs a public ``target_bound`` or ``target_range`` (else ``ValueError``); ``clip_norm`` is unused.
-    On diabetes R² 0.43 at ε = 10 but 0.20 at ε = 1: at n = 309 its ridge (≈ 150 > λ_max(XᵀX) ≈ 91
-    of the features) is set by the noise of XᵀX.
+    The estimator runs it with ``variant="joint"`` (one Gaussian release of [X, k·y]ᵀ[X, k·y] and a
+    Gaussian-prior posterior mean; module docstring of :mod:`algorithms.sufficient_statistics`):
+    on diabetes R² 0.30 at ε = 1 and 0.45 at ε = 10, where Algorithm 2 as printed
+    (``solver_params={"variant": "alg2"}``) gives 0.23 and 0.44 — at n = 309 the Xᵀy noise alone
+    (Δ = 2XY) keeps any ridge estimate below 0.30 on some seeds (benchmarks/RESULTS.md, "Diabetes").
 
     Parameters as :class:`DPHuberRegressor` (no ``huber_delta``; ``target_bound`` and
     ``target_range`` likewise; ``alpha="auto"`` is 0 for ``adassp``, whose ridge is adaptive, and

@@ -29,6 +29,35 @@ Sensitivities for ‖xᵢ‖₂ ≤ X, |yᵢ| ≤ Y (both public bounds, checked
   (replace_one: ‖x′x′ᵀ − xxᵀ‖_F² = ‖x‖⁴ + ‖x′‖⁴ − 2(x·x′)² ≤ 2X⁴ bounds the triangle);
 * Xᵀy: X·Y (add_remove) and 2X·Y (replace_one).
 
+``variant="joint"`` (a documented departure, used by ``DPLinearRegression(solver="adassp")``): one
+Gaussian release of the augmented second-moment matrix G = ZᵀZ, Z = [X, k·y] with k = X/Y (so both
+blocks have the bound X), and a Gaussian-prior posterior mean instead of steps 1, 2 and 4:
+
+1. Ĝ = G + σE, E symmetric with E_jj ~ N(0, 1) and E_jl = E_lj ~ N(0, 1/2) (j ≠ l): the Gaussian
+   mechanism on the vector v(G) = (G_jj, √2·G_jl for j < l), whose ℓ2 norm is ‖G‖_F, so its sensitivity
+   is the Frobenius norm of a record's change: ‖z′z′ᵀ − zzᵀ‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(z·z′)² ≤ 2B⁴
+   (replace_one, attained by z ⟂ z′ of norm B) and ‖zzᵀ‖_F = ‖z‖² ≤ B² (add_remove), B² = X² + k²Y² = 2X².
+   (Dwork–Talwar–Thakurta–Zhang 2014, "Analyze Gauss", Algorithm 1, releases AᵀA plus symmetric Gaussian
+   noise with i.i.d. upper-triangle entries; the √2-weighted off-diagonal coordinates halve the
+   off-diagonal noise variance at the same Δ: the plain upper triangle has Σ_{j≤l} D_jl² =
+   (‖D‖_F² + Σ_j D_jj²)/2 ≤ ‖D‖_F², with the same worst case, attained by axis-aligned records.)
+   One release of the joint matrix is cheaper than separate XᵀX and Xᵀy releases: their worst cases (x ⟂ x′ for XᵀX, x′ = −x for Xᵀy) cannot co-occur, and 2B⁴ =
+   8X⁴ is less than the 2X⁴ + 2·(2XY·k)² = 10X⁴ that separate releases at the same noise would need.
+2. M̂ = Ĝ[:d, :d] projected on the PSD cone (eigenvalues clipped at 0) plus n·alpha·I, b̂ = Ĝ[:d, d]/k;
+3. θ̂ = τ²M̂(τ²M̂² + s²M̂ + σ_b²I)⁻¹b̂ — the posterior mean of θ under the prior θ ~ N(0, τ²I) for the
+   model b̂ = M̂θ + (data noise, covariance s²M̂) + (privacy noise, σ_b²I, σ_b = σ/(√2·k)): the Bayesian
+   view of noisy sufficient statistics of Bernstein & Sheldon 2019 ("Differentially private Bayesian
+   linear regression", NeurIPS), with its release noise in the likelihood. τ² = Y²/(d·X²) (a
+   target of size Y spread over d coordinates of rows of norm X) and s² = Y²/4 are public rules
+   (``JOINT_PRIOR_VARIANCE_SHARE``, ``JOINT_NOISE_VARIANCE_SHARE``); all of step 2–3 is post-processing.
+   With ε = ∞ (σ = 0) it is ridge regression with λ = s²/τ² (the prior stays).
+
+Why: at n = 309 (diabetes, ε = 1; intercept column c = R/2; 10 splits × 20 seeds) Alg. 2 is limited by
+the Xᵀy noise, not by its ridge rule: with the *exact* XᵀX and the whole budget on Xᵀy, the best fixed
+ridge (tuned on the data) reaches R² 0.32 in the mean and 0.26 on the worst seed; Alg. 2 reaches 0.23,
+the joint release with the posterior mean 0.31 / 0.25 with nothing exact (benchmarks/RESULTS.md,
+"Diabetes").
+
 These are the sensitivities of the exact statistics. As for the clipped-gradient sums of the
 iterative solvers, the float64 rounding of the n-term sums (at most γₙ·n·X², resp. γₙ·n·X·Y, per
 entry; Higham 2002 §3.1, γₙ ≈ nu, u = 2⁻⁵³; about 1e-7 of the sensitivity at n = 3·10⁴) and the
@@ -45,7 +74,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from dpcore._validation import check_delta, check_nonnegative, check_positive, check_relation
+from dpcore._validation import check_choice, check_delta, check_nonnegative, check_positive, check_relation
 from dpcore.events import ComposedEvent, GaussianEvent
 
 from ._data import admitted_norm_bound, prepare_data
@@ -53,7 +82,8 @@ from ._solver_common import as_generator, calibrated_privacy
 from .losses import get_loss
 from .result import SolverResult
 
-__all__ = ["adassp", "adassp_sensitivities", "DEFAULT_BUDGET_SPLIT", "DEFAULT_FAILURE_PROBABILITY"]
+__all__ = ["adassp", "adassp_sensitivities", "joint_sensitivity", "DEFAULT_BUDGET_SPLIT",
+           "DEFAULT_FAILURE_PROBABILITY", "VARIANTS", "JOINT_PRIOR_VARIANCE_SHARE", "JOINT_NOISE_VARIANCE_SHARE"]
 
 #: Shares (λ_min, XᵀX, Xᵀy) of the Gaussian budget 1/z². λ_min is only used through the ridge λ, which at
 #: small n is set by the noise of XᵀX anyway: 5 % suffices (diabetes R² 0.19 vs 0.16 with the paper's equal
@@ -61,6 +91,15 @@ __all__ = ["adassp", "adassp_sensitivities", "DEFAULT_BUDGET_SPLIT", "DEFAULT_FA
 DEFAULT_BUDGET_SPLIT = (0.05, 0.475, 0.475)
 #: ρ of Algorithm 2 (the paper's experiments use 0.05).
 DEFAULT_FAILURE_PROBABILITY = 0.05
+_U64 = 2.0 ** -53
+#: "alg2": Wang 2018 Algorithm 2 as printed (three releases, adaptive ridge); "joint": one release of [X, k·y]ᵀ[X, k·y]
+#: and the Gaussian-prior posterior mean (module docstring).
+VARIANTS = ("alg2", "joint")
+#: variant="joint": prior variance τ² = JOINT_PRIOR_VARIANCE_SHARE·Y²/(d·X²) and data-noise variance
+#: s² = JOINT_NOISE_VARIANCE_SHARE·Y². Diabetes at ε = 1 (c = R/2, 20 seeds): τ² 0.07 / 0.08 / 0.1 / 0.12 (the rule
+#: gives 0.073 for d = 11, X² = 1.25) → R² 0.317 / 0.318 / 0.319 / 0.317; s² 0.1 vs 0.3 equal (RESULTS.md "Diabetes").
+JOINT_PRIOR_VARIANCE_SHARE = 1.0
+JOINT_NOISE_VARIANCE_SHARE = 0.25
 
 
 def adassp_sensitivities(norm_bound: float, target_bound: float, relation: str) -> tuple:
@@ -73,6 +112,14 @@ def adassp_sensitivities(norm_bound: float, target_bound: float, relation: str) 
     else:
         values = (X2, X2, XY)
     return tuple(math.nextafter(math.nextafter(v, math.inf), math.inf) for v in values)
+
+
+def joint_sensitivity(bound: float, relation: str) -> float:
+    """ℓ2 sensitivity of v(ZᵀZ) (the Frobenius-isometric upper triangle, module docstring) for rows
+    ‖zᵢ‖₂ ≤ ``bound``: √2·bound² under replace_one, bound² under add_remove, rounded up."""
+    b2 = bound * bound
+    value = math.sqrt(2.0) * b2 if check_relation("relation", relation) == "replace_one" else b2
+    return math.nextafter(math.nextafter(value, math.inf), math.inf)
 
 
 def _check_split(budget_split: Sequence[float]) -> tuple:
@@ -96,8 +143,9 @@ def adassp(
     data_norm_bound: float,
     target_bound: Optional[float] = None,
     relation: str = "replace_one",
-    budget_split: Sequence[float] = DEFAULT_BUDGET_SPLIT,
-    failure_probability: float = DEFAULT_FAILURE_PROBABILITY,
+    variant: str = "alg2",
+    budget_split: Optional[Sequence[float]] = None,
+    failure_probability: Optional[float] = None,
     accountant: str = "auto",
     noise_multiplier: Optional[float] = None,
     rng: object = None,
@@ -129,10 +177,16 @@ def adassp(
         Public Y with |yᵢ| ≤ Y (target units; checked, ``ValueError`` naming it when violated).
     relation : {"replace_one", "add_remove"}
         Neighbouring relation of the guarantee (sensitivities in the module docstring).
-    budget_split : three floats
-        Shares (w₁, w₂, w₃) > 0, Σ = 1, of the Gaussian budget for λ_min, XᵀX and Xᵀy.
-    failure_probability : float
-        ρ in (0, 1) of the ridge rule (accuracy only).
+    variant : {"alg2", "joint"}
+        ``"alg2"`` (default): Algorithm 2 as printed — λ̃_min, XᵀX̂, Xᵀŷ and the adaptive ridge.
+        ``"joint"``: one Gaussian release of [X, k·y]ᵀ[X, k·y] and the Gaussian-prior posterior mean
+        (module docstring; the default of ``DPLinearRegression(solver="adassp")``: diabetes R² at ε = 1
+        0.23 → 0.31, at ε = 10 0.44 → 0.45).
+    budget_split : three floats, optional
+        ``"alg2"`` only: shares (w₁, w₂, w₃) > 0, Σ = 1, of the Gaussian budget for λ_min, XᵀX and Xᵀy;
+        default ``DEFAULT_BUDGET_SPLIT`` = (0.05, 0.475, 0.475) (the paper: equal thirds).
+    failure_probability : float, optional
+        ``"alg2"`` only: ρ in (0, 1) of the ridge rule (accuracy only); default 0.05.
     accountant : str
         dpcore accountant for calibration and reporting (``"auto"``: the composed Gaussians are
         accounted exactly as one Gaussian mechanism, Balle–Wang 2018).
@@ -150,8 +204,9 @@ def adassp(
     -------
     SolverResult
         ``weights`` = θ̂ (only they are private); ``event`` the composed Gaussian event;
-        ``details``: ``ridge`` (λ + nα, a function of the private releases), ``sigmas`` (σ₁, σ₂, σ₃),
-        ``sensitivities``, ``budget_split``.
+        ``details`` (``"alg2"``): ``ridge`` (λ + nα, a function of the private releases), ``sigmas``
+        (σ₁, σ₂, σ₃), ``sensitivities``, ``budget_split``; (``"joint"``): ``sigma`` (σ of v(Ĝ)),
+        ``sensitivity``, ``target_weight`` (k), ``prior_variance`` (τ²), ``noise_variance`` (s²).
     """
     start = time.perf_counter()
     if loss != "squared" or loss_params:
@@ -173,13 +228,23 @@ def adassp(
                          "it from target_bound= or target_range=)")
     Y = check_positive("target_bound", target_bound)
     R = check_positive("data_norm_bound", data_norm_bound)
-    w = _check_split(budget_split)
-    rho = check_positive("failure_probability", failure_probability)
-    if not rho < 1.0:
-        raise ValueError(f"failure_probability must be in (0, 1); got {failure_probability!r}")
+    variant = check_choice("variant", variant, VARIANTS)
+    if variant == "joint":
+        if budget_split is not None or failure_probability is not None:
+            raise ValueError(f"budget_split and failure_probability apply to variant='alg2' only; got "
+                             f"budget_split={budget_split!r}, failure_probability={failure_probability!r}")
+    else:
+        w = _check_split(DEFAULT_BUDGET_SPLIT if budget_split is None else budget_split)
+        rho = DEFAULT_FAILURE_PROBABILITY if failure_probability is None else failure_probability
+        rho = check_positive("failure_probability", rho)
+        if not rho < 1.0:
+            raise ValueError(f"failure_probability must be in (0, 1); got {failure_probability!r}")
     data = prepare_data(X, y, "regression", R)
     get_loss("squared", target_bound=Y).check_targets(data.y)
     n, d = data.n, data.d
+    if variant == "joint":
+        return _joint(data, Y, admitted_norm_bound(R, d), epsilon=epsilon, delta=delta, alpha=alpha, relation=relation,
+                      accountant=accountant, noise_multiplier=noise_multiplier, rng=rng, trace=trace, start=start)
     sens = adassp_sensitivities(admitted_norm_bound(R, d), Y, relation)
 
     def event_fn(z: float):
@@ -199,14 +264,51 @@ def adassp(
     XX_noisy = XX + s2 * (E + np.triu(E, 1).T)
     Xy_noisy = Xy + s3 * gen.standard_normal(d)
     theta = np.linalg.lstsq(XX_noisy + ridge * np.eye(d), Xy_noisy, rcond=None)[0]
+    return _result(data, theta, alpha, trace, start, privacy, event, z, s2,
+                   {"ridge": ridge, "sigmas": (s1, s2, s3), "sensitivities": sens, "budget_split": w,
+                    "failure_probability": rho, "calibration": calibration, "variant": "alg2"})
+
+
+def _result(data, theta, alpha, trace, start, privacy, event, z, sigma, details) -> SolverResult:
+    """The SolverResult of either variant (``trace``: the non-private objective on the raw data)."""
     wall = time.perf_counter() - start
     objective = np.empty(0)
     if trace:
         r = data.X @ theta - data.y
-        objective = np.array([0.5 * float(r @ r) / n + 0.5 * alpha * float(theta @ theta)])
+        objective = np.array([0.5 * float(r @ r) / data.n + 0.5 * alpha * float(theta @ theta)])
     return SolverResult(
         weights=theta, privacy=privacy, event=event, objective_trace=objective, grad_norm_trace=np.empty(0),
-        n_gradient_evaluations=0, wall_time=wall, noise_multiplier=z, sigma=s2, solver="adassp",
-        details={"ridge": ridge, "sigmas": (s1, s2, s3), "sensitivities": sens, "budget_split": w,
-                 "failure_probability": rho, "calibration": calibration, "loss": "squared"},
+        n_gradient_evaluations=0, wall_time=wall, noise_multiplier=z, sigma=sigma, solver="adassp",
+        details={**details, "loss": "squared"},
     )
+
+
+def _joint(data, Y: float, X: float, *, epsilon, delta, alpha, relation, accountant, noise_multiplier, rng, trace,
+           start) -> SolverResult:
+    """variant="joint" (module docstring): one Gaussian release of v([X, k·y]ᵀ[X, k·y]), k = X/Y, and the
+    Gaussian-prior posterior mean. ``X`` is the admitted row bound, ``Y`` the target bound."""
+    n, d = data.n, data.d
+    k = X / Y
+    # rows of Z = [x, k·y]: ‖z‖² ≤ X² + (k·Y)² = 2X²; the factor covers the rounding of k and of k·yᵢ
+    bound = math.sqrt((X * X + (k * Y) ** 2) * (1.0 + 8.0 * _U64))
+    sens = joint_sensitivity(bound, relation)
+    z, event, privacy, calibration = calibrated_privacy(lambda m: GaussianEvent(m, relation), epsilon=epsilon,
+                                                        delta=delta, noise_multiplier=noise_multiplier,
+                                                        relation=relation, accountant=accountant)
+    sigma = z * sens
+    gen = as_generator(rng)
+    Z = np.hstack([data.X, k * data.y[:, None]])
+    E = np.triu(gen.standard_normal((d + 1, d + 1)))
+    E = E + np.triu(E, 1).T
+    E[~np.eye(d + 1, dtype=bool)] *= math.sqrt(0.5)  # off-diagonal N(0, 1/2): v(E) has i.i.d. N(0, 1) entries
+    G = Z.T @ Z + sigma * E
+    lam, V = np.linalg.eigh(G[:d, :d])
+    M = (V * np.maximum(lam, 0.0)) @ V.T + n * alpha * np.eye(d)  # PSD projection plus the public ridge
+    b = G[:d, d] / k
+    tau2 = JOINT_PRIOR_VARIANCE_SHARE * Y * Y / (d * X * X)
+    s2 = JOINT_NOISE_VARIANCE_SHARE * Y * Y
+    sigma_b2 = 0.5 * (sigma / k) ** 2
+    theta = tau2 * M @ np.linalg.lstsq(tau2 * M @ M + s2 * M + sigma_b2 * np.eye(d), b, rcond=None)[0]
+    return _result(data, theta, alpha, trace, start, privacy, event, z, sigma,
+                   {"sigma": sigma, "sensitivity": sens, "target_weight": k, "prior_variance": tau2,
+                    "noise_variance": s2, "calibration": calibration, "variant": "joint"})

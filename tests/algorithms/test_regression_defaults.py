@@ -64,7 +64,8 @@ def test_adassp_noise_off_is_ols_or_ridge(alpha):
     ref = np.linalg.solve(XR.T @ XR + n * alpha * np.eye(d), XR.T @ YR)
     np.testing.assert_allclose(res.weights, ref, rtol=1e-10, atol=1e-12)
     assert res.privacy.epsilon == math.inf
-    est = DPLinearRegression(solver="adassp", epsilon=math.inf, target_range=(LO, HI), random_state=0).fit(XR, YR)
+    est = DPLinearRegression(solver="adassp", epsilon=math.inf, target_range=(LO, HI), random_state=0,
+                             solver_params={"variant": "alg2"}).fit(XR, YR)  # the estimator's "joint" keeps its prior
     Xi = np.hstack([XR, np.ones((n, 1))])
     w = np.linalg.lstsq(Xi, YR, rcond=None)[0]  # OLS with intercept
     np.testing.assert_allclose(est.coef_, w[:-1], rtol=1e-8, atol=1e-10)
@@ -190,21 +191,33 @@ def test_huber_dp_svrg_defaults_reach_the_solver():
     assert m.result_.details["epochs"] == 3
 
 
-@pytest.mark.slow  # 300 calibrations (~10-30 s)
-def test_adassp_adds_the_accounted_noise_to_its_statistics():
-    """With a huge public ridge (alpha = 1e8) θ̂·(λ + nα) recovers Xᵀy + σ₃z to ~1e-7, so the released
-    noise is observable: Σ((θ̂·ridge − Xᵀy)/σ₃)² over 300 runs × d = 2 must lie in the two-sided χ²₆₀₀
-    interval of false-alarm rate 1e-6 (a missing or mis-scaled Gaussian fails it)."""
+def _released_xty_noise(res, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(released Xᵀy − Xᵀy)/its σ, read off θ̂ under a huge public ridge nα (θ̂ is then linear in the release to
+    ~1e-7): alg2 θ̂ = Xᵀŷ/ridge; joint θ̂ = τ²M(τ²M² + s²M + σ_b²)⁻¹b̂ with M ≈ nα·I, σ_b = σ/(√2·k)."""
+    det = res.details
+    if det["variant"] == "alg2":
+        return (res.weights * det["ridge"] - X.T @ y) / det["sigmas"][2]
+    M, tau2, sigma_b = X.shape[0] * 1e8, det["prior_variance"], det["sigma"] / (math.sqrt(2.0) * det["target_weight"])
+    b_hat = res.weights * (tau2 * M * M + det["noise_variance"] * M + sigma_b**2) / (tau2 * M)
+    return (b_hat - X.T @ y) / sigma_b
+
+
+@pytest.mark.parametrize("variant", ["alg2", "joint"])
+def test_adassp_adds_the_accounted_noise_to_its_statistics(variant):
+    """With a huge public ridge (alpha = 1e8) θ̂ recovers the released Xᵀy + σz (joint: Ĝ[:d, d]/k, whose
+    off-diagonal noise is σ/√2) to ~1e-7, so the released noise is observable: Σ((Xᵀŷ − Xᵀy)/σ)² over 300 runs
+    × d = 2, at the noise multiplier calibrated for ε = 1, must lie in the two-sided χ²₆₀₀ interval of false-alarm
+    rate 1e-6 (a missing or mis-scaled Gaussian fails it; joint without the 1/√2 gives χ² ≈ 1200)."""
     from scipy.stats import chi2
 
     rng = np.random.default_rng(8)
     X = rng.uniform(-0.7, 0.7, (20, 2))
     y = rng.uniform(-1.0, 1.0, 20)
+    kwargs = dict(alpha=1e8, data_norm_bound=1.0, target_bound=1.0, variant=variant)
+    z = adassp(X, y, epsilon=1.0, rng=0, **kwargs).noise_multiplier  # calibrated once, reused
     gen = np.random.default_rng(9)
-    stats = []
-    for _ in range(300):
-        res = adassp(X, y, epsilon=1.0, alpha=1e8, data_norm_bound=1.0, target_bound=1.0, rng=gen)
-        stats.append((res.weights * res.details["ridge"] - X.T @ y) / res.details["sigmas"][2])
+    stats = [_released_xty_noise(adassp(X, y, epsilon=None, noise_multiplier=z, rng=gen, **kwargs), X, y)
+             for _ in range(300)]
     total = float(np.sum(np.square(stats)))
     assert chi2.ppf(0.5e-6, 600) < total < chi2.isf(0.5e-6, 600)
 
@@ -229,3 +242,76 @@ def test_auto_intercept_scaling_is_half_the_row_bound_with_scaled_targets(cls):
     for bad in ("half", 0.0, -1.0):
         with pytest.raises(ValueError, match="intercept_scaling"):
             cls(target_bound=100.0, intercept_scaling=bad, random_state=0).fit(XR, YR)
+
+
+def test_joint_sensitivity_bounds_every_neighbour_in_isometric_coordinates_and_is_attained():
+    """v(G) = (G_jj, √2·G_jl) has ‖v(D)‖ = ‖D‖_F; for rows ‖z‖ ≤ 1 a replaced record moves it by ≤ √2 and an
+    added one by ≤ 1 (joint_sensitivity), attained by z ⟂ z′ of norm 1 and by any unit z."""
+    from algorithms.sufficient_statistics import joint_sensitivity
+
+    rng = np.random.default_rng(12)
+    ro, ar = joint_sensitivity(1.0, "replace_one"), joint_sensitivity(1.0, "add_remove")
+    assert ro == pytest.approx(math.sqrt(2.0), rel=1e-15) and ro >= math.sqrt(2.0)
+    assert ar == pytest.approx(1.0, rel=1e-15) and ar >= 1.0
+    assert joint_sensitivity(2.0, "replace_one") == pytest.approx(4.0 * math.sqrt(2.0), rel=1e-15)
+    iu = np.triu_indices(4)
+    weight = np.where(iu[0] == iu[1], 1.0, math.sqrt(2.0))
+
+    def v(D):
+        return D[iu] * weight
+
+    for _ in range(500):
+        z, z2 = rng.normal(size=4), rng.normal(size=4)
+        z /= max(1.0, np.linalg.norm(z)) * rng.uniform(1.0, 1.5)
+        z2 /= max(1.0, np.linalg.norm(z2))
+        D = np.outer(z2, z2) - np.outer(z, z)
+        assert np.linalg.norm(v(D)) == pytest.approx(np.linalg.norm(D), rel=1e-12)
+        assert np.linalg.norm(v(D)) <= ro and np.linalg.norm(v(np.outer(z, z))) <= ar
+    e1, e2 = np.eye(4)[0], np.eye(4)[1]
+    assert np.linalg.norm(v(np.outer(e1, e1) - np.outer(e2, e2))) == pytest.approx(ro, rel=1e-15)
+
+
+def test_joint_variant_privacy_is_one_gaussian_and_options_are_checked():
+    """variant='joint': one GaussianEvent with Δ = √2·B², B² = 2X² (k = X/Y), calibrated by dpcore to ≤ ε;
+    the alg2-only options are refused by name; the estimator uses it by default."""
+    from algorithms._data import admitted_norm_bound
+    from algorithms.sufficient_statistics import JOINT_NOISE_VARIANCE_SHARE, JOINT_PRIOR_VARIANCE_SHARE
+
+    B = float(np.max(np.abs(YR)))
+    res = adassp(XR, YR, epsilon=1.0, delta=1e-5, data_norm_bound=1.0, target_bound=B, variant="joint", rng=1)
+    det = res.details
+    X = admitted_norm_bound(1.0, XR.shape[1])
+    assert det["variant"] == "joint" and det["target_weight"] == pytest.approx(X / B, rel=1e-15)
+    assert det["sensitivity"] == pytest.approx(math.sqrt(2.0) * 2.0 * X * X, rel=1e-12)
+    assert det["sensitivity"] >= math.sqrt(2.0) * 2.0 * X * X
+    assert det["prior_variance"] == pytest.approx(JOINT_PRIOR_VARIANCE_SHARE * B * B / (XR.shape[1] * X * X), rel=1e-12)
+    assert det["noise_variance"] == pytest.approx(JOINT_NOISE_VARIANCE_SHARE * B * B, rel=1e-15)
+    assert isinstance(res.event, GaussianEvent) and res.event.noise_multiplier == res.noise_multiplier
+    assert det["sigma"] == pytest.approx(res.noise_multiplier * det["sensitivity"], rel=1e-15)
+    assert res.privacy.epsilon <= 1.0 and res.privacy.epsilon > 0.999
+    assert dpcore.analytic_gaussian_epsilon(res.noise_multiplier, 1e-5) == pytest.approx(res.privacy.epsilon, rel=1e-9)
+    ar = adassp(XR, YR, epsilon=1.0, data_norm_bound=1.0, target_bound=B, variant="joint", relation="add_remove", rng=1)
+    assert ar.privacy.relation == "add_remove"
+    assert ar.details["sensitivity"] == pytest.approx(det["sensitivity"] / math.sqrt(2.0), rel=1e-12)
+    for bad in ({"budget_split": (0.2, 0.4, 0.4)}, {"failure_probability": 0.1}):
+        with pytest.raises(ValueError, match="variant='alg2' only"):
+            adassp(XR, YR, epsilon=1.0, data_norm_bound=1.0, target_bound=B, variant="joint", **bad)
+    with pytest.raises(ValueError, match="variant"):
+        adassp(XR, YR, epsilon=1.0, data_norm_bound=1.0, target_bound=B, variant="ridge")
+    m = DPLinearRegression(solver="adassp", target_range=(LO, HI), random_state=0, keep_diagnostics=True).fit(XR, YR)
+    assert m.result_.details["variant"] == "joint"
+    m = DPLinearRegression(solver="adassp", target_range=(LO, HI), random_state=0, keep_diagnostics=True,
+                           solver_params={"variant": "alg2"}).fit(XR, YR)
+    assert m.result_.details["variant"] == "alg2"
+
+
+def test_joint_variant_noise_off_is_ridge_with_the_prior_ratio():
+    """ε = inf: σ = 0, so the posterior mean is (XᵀX + nα + s²/τ²)⁻¹Xᵀy (X has full rank here)."""
+    B = float(np.max(np.abs(YR)))
+    for alpha in (0.0, 1e-2):
+        res = adassp(XR, YR, epsilon=math.inf, alpha=alpha, data_norm_bound=1.0, target_bound=B, variant="joint", rng=0)
+        n, d = XR.shape
+        lam = res.details["noise_variance"] / res.details["prior_variance"]
+        ref = np.linalg.solve(XR.T @ XR + (n * alpha + lam) * np.eye(d), XR.T @ YR)
+        np.testing.assert_allclose(res.weights, ref, rtol=1e-8, atol=1e-12)
+        assert res.privacy.epsilon == math.inf
