@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Optional, Tuple
 
 import numpy as np
@@ -63,6 +64,8 @@ _NOISE_FRACTION = 1.0 / 4096.0
 #: of at most this mass on either side (float64): the FFT error bound scales with the norms of the
 #: factors, so the long, light tails of the early squarings no longer need extended precision
 _BULK_TAIL = 1e-5
+#: shortest transform worth the wrapped-FFT bookkeeping (:func:`_wrap_window`)
+_WRAP_MIN = 8192
 
 
 def hoeffding_shift(spread: float, eta: float) -> float:
@@ -92,7 +95,7 @@ def _wrap_window(x: np.ndarray, y: np.ndarray, budget: float) -> Optional[Tuple[
     """
     n = x.size + y.size - 1
     size = 1 << max(x.size, y.size).bit_length()
-    if size >= 1 << max(n - 1, 1).bit_length():
+    if size < _WRAP_MIN or size >= 1 << max(n - 1, 1).bit_length():
         return None
     cy = np.cumsum(y)  # cy[m] = Σ_{k≤m} y_k; sums of non-negative terms, relative error ≤ y.size·u
     start = (int(np.searchsorted(np.cumsum(x), 0.25 * budget, side="right"))
@@ -130,20 +133,31 @@ def _convolve(a: np.ndarray, b: np.ndarray, extended: bool, same: bool,
     nfft = 1 << max(n - 1, 1).bit_length() if window is None else window[1]  # radix-2 bound applies
     u = _U_EXTENDED if extended else _U
     dtype = np.longdouble if extended else np.float64
-    fa = sfft.rfft(a.astype(dtype), nfft)
-    fb = fa if same else sfft.rfft(b.astype(dtype), nfft)
+    fa = sfft.rfft(a.astype(dtype, copy=False), nfft)
+    fb = fa if same else sfft.rfft(b.astype(dtype, copy=False), nfft)
     c_wide = sfft.irfft(fa * fb, nfft)
-    c_wide = c_wide[:n] if window is None else np.roll(c_wide, -window[0])
-    c = c_wide.astype(np.float64)
+    c_wide = c_wide[:n] if window is None else np.roll(c_wide, -window[0]) if window[0] else c_wide
+    c = c_wide.astype(np.float64, copy=False)
     bias = 0.0
     if extended:
         down = c < c_wide
         c[down] = np.nextafter(c[down], np.inf)
         bias = 2.0 * _U * float(np.sum(np.abs(c)))
-    sa, sb = float(np.sum(np.abs(a))), float(np.sum(np.abs(b)))
-    na, nb = math.sqrt(float(np.sum(a * a))), math.sqrt(float(np.sum(b * b)))
+    sa, na = float(np.sum(np.abs(a))), math.sqrt(float(np.sum(a * a)))
+    sb, nb = (sa, na) if same else (float(np.sum(np.abs(b))), math.sqrt(float(np.sum(b * b))))
     gamma = math.log2(max(nfft, 2)) * 8.0 * u
     return c, 4.0 * (gamma + u) * (na * sb + sa * nb) * (1.0 + _U), bias
+
+
+def _prefix_sums(c: np.ndarray, limit: float) -> np.ndarray:
+    """The cumulative sums of ``c`` up to (at least) the first one above ``limit``, or all of them:
+    a prefix of ``np.cumsum(c)`` (the same sequential sums), computed on growing heads."""
+    size = 256
+    while True:
+        sums = np.cumsum(c[:size])
+        if size >= c.size or sums[-1] > limit:
+            return sums
+        size *= 8
 
 
 def _bulk(p: np.ndarray) -> Tuple[int, int]:
@@ -196,15 +210,24 @@ class GridPld:
             return self.compose(other.coarsen(int(round(self.h / other.h))), tail, extended)
         a, b = self.pmf, other.pmf
         n = a.size + b.size - 1
-        sa, sb = float(np.sum(a)), float(np.sum(b))
+        same = other is self
+        sa = float(np.sum(a))
+        sb = sa if same else float(np.sum(b))
         ia0, ia1 = _bulk(a)
-        ib0, ib1 = _bulk(b)
+        ib0, ib1 = (ia0, ia1) if same else _bulk(b)
+        if same and extended:  # a bulk just over half a power of two: trim it to fit (the rest grows)
+            size = ia1 - ia0 + 1
+            half = 1 << max(2 * size - 2, 1).bit_length() - 1
+            if 2 * size - 1 <= 1.1 * half:
+                cut = size - (half + 1) // 2
+                ia0, ia1 = ia0 + cut // 2, ia1 - (cut - cut // 2)
+                ib0, ib1 = ia0, ia1
         offset, w_low, w_high = 0, 0.0, 0.0
         if not extended or ia1 - ia0 + ib1 - ib0 + 2 >= n // 2:  # one float64 / short convolution
             wrap = None if extended else _wrap_window(a, b, tail)
             if wrap is not None:
                 offset, _, w_low, w_high = wrap
-            c, entry, bias = _convolve(a, b, extended, other is self, None if wrap is None else wrap[:2])
+            c, entry, bias = _convolve(a, b, extended, same, None if wrap is None else wrap[:2])
             l1 = math.sqrt(c.size) * entry + (0.0 if extended else _U * sa * sb)  # + the float64 cast
         else:
             # a*b = Ba*Bb + (a*b − Ba*Bb): the bulk product in the requested precision, the rest —
@@ -212,8 +235,8 @@ class GridPld:
             ra, rb = a.copy(), b.copy()
             ra[ia0:ia1 + 1] = 0.0
             rb[ib0:ib1 + 1] = 0.0
-            bulk, e_bulk, bias = _convolve(a[ia0:ia1 + 1], b[ib0:ib1 + 1], extended, other is self)
-            if other is self:  # 2·Ba*Ra + Ra*Ra = (2a − Ra)*Ra
+            bulk, e_bulk, bias = _convolve(a[ia0:ia1 + 1], b[ib0:ib1 + 1], extended, same)
+            if same:  # 2·Ba*Ra + Ra*Ra = (2a − Ra)*Ra
                 x = 2.0 * a - ra
                 wrap = _wrap_window(x, ra, tail)
                 if wrap is not None and not wrap[0] <= ia0 + ib0 <= ia0 + ib0 + bulk.size <= wrap[0] + wrap[1]:
@@ -237,8 +260,9 @@ class GridPld:
         negative = c < 0.0
         clamped = -float(np.sum(c[negative]))
         c[negative] = 0.0
-        err = (self.err * max(1.0, other.mass()) + other.err * max(1.0, self.mass()) + l1 + clamped + 2.0 * w_high)
-        bias += self.bias * max(1.0, other.mass()) + other.bias * max(1.0, self.mass())
+        mass_a, mass_b = max(1.0, sa + self.inf_mass), max(1.0, sb + other.inf_mass)  # mass(), already summed
+        err = self.err * mass_b + other.err * mass_a + l1 + clamped + 2.0 * w_high
+        bias += self.bias * mass_b + other.bias * mass_a
         inf_mass = (self.inf_mass * (sb + other.inf_mass) + sa * other.inf_mass) * (1.0 + 8.0 * _U)
         out = GridPld(self.h, self.start + other.start + offset, c, inf_mass, err, self.moved + other.moved + w_low,
                       self.edge + other.edge, self.count + other.count, self.spread + other.spread, bias,
@@ -253,13 +277,17 @@ class GridPld:
         nz = np.flatnonzero(c > noise)
         if nz.size == 0:
             return replace(self, pmf=np.zeros(1))
-        left = np.cumsum(c)
+        left = _prefix_sums(c, tail)
         i0 = int(np.searchsorted(left, tail, side="right"))
-        right = np.cumsum(c[::-1])
+        right = _prefix_sums(c[::-1], tail)
         i1 = c.size - 1 - int(np.searchsorted(right, tail, side="right"))
         i0, i1 = min(max(i0, int(nz[0])), int(nz[-1])), max(min(i1, int(nz[-1])), int(nz[0]))
         if i1 < i0:
             i1 = i0
+        if i0 > left.size:  # the clamp to the first entry above ``noise`` went past the prefix
+            left = np.cumsum(c[:i0])
+        if c.size - 1 - i1 > right.size:
+            right = np.cumsum(c[::-1][:c.size - 1 - i1])
         moved_left = float(left[i0 - 1]) if i0 > 0 else 0.0
         moved_right = float(right[c.size - 2 - i1]) if i1 < c.size - 1 else 0.0
         kept = c[i0:i1 + 1].copy()
@@ -278,17 +306,20 @@ class GridPld:
         if factor == 1:
             return self
         big = self.h * factor
-        g = self.start + np.arange(self.pmf.size)
-        k = np.floor_divide(g, factor)
-        r = g - k * factor
-        w_hi = np.expm1(-r * self.h) / math.expm1(-big)  # (1 − e^{−r h}) / (1 − e^{−H})
-        k0 = int(k[0])
+        k0, r0 = divmod(self.start, factor)
+        rows = -(-(r0 + self.pmf.size) // factor)
+        fine = np.zeros(rows * factor)  # row j: the fine points r = 0 … factor − 1 above k0 + j
+        fine[r0:r0 + self.pmf.size] = self.pmf
+        fine = fine.reshape(rows, factor)
+        w_hi = np.expm1(-np.arange(factor) * self.h) / math.expm1(-big)  # (1 − e^{−r h}) / (1 − e^{−H})
         # rounded up (the split map is stochastically monotone, so it keeps the upper-set
         # dominance of the input): the upper share by its few-ulp error, each sum by its addends
-        hi = np.minimum(self.pmf * w_hi * (1.0 + 8.0 * _U), self.pmf)
-        size = int(k[-1]) - k0 + 2
-        pmf = (np.bincount(k - k0, weights=self.pmf - hi, minlength=size)
-               + np.bincount(k - k0 + 1, weights=hi, minlength=size))
+        hi = np.minimum(fine * (w_hi * (1.0 + 8.0 * _U)), fine)
+        lo = fine - hi
+        pmf = np.zeros(rows + 1)
+        for r in range(factor):  # column by column (factor is small)
+            pmf[:-1] += lo[:, r]
+            pmf[1:] += hi[:, r]
         pmf *= 1.0 + (2.0 * factor + 4.0) * _U  # ≤ 2·factor addends per coarse point
         if pmf[-1] == 0.0:
             pmf = pmf[:-1]
@@ -379,6 +410,16 @@ class GridPld:
         v, r = self._delta_float(epsilon)
         return min(1.0, v + r + self.err)
 
+    @cached_property
+    def _curve(self) -> Tuple[np.ndarray, ...]:
+        """(ℓ_j, log C_{j−1}, log C_j, A_j, δ at the grid points) for :meth:`_root` (computed once)."""
+        ell = self.losses()
+        with np.errstate(divide="ignore"):
+            logc = np.logaddexp.accumulate((np.log(self.pmf) - ell)[::-1])[::-1]
+        log_ctail = np.append(logc[1:], -np.inf)
+        tail = np.append(np.cumsum(self.pmf[::-1])[::-1][1:], 0.0) + self.inf_mass
+        return ell, logc, log_ctail, tail, tail - np.exp(ell + log_ctail)
+
     def _root(self, d: float) -> float:
         """Least ε with the computed δ(ε) ≤ d (float estimate; +inf if the +∞ mass exceeds d).
 
@@ -387,12 +428,7 @@ class GridPld:
         """
         if d <= self.inf_mass:
             return math.inf
-        ell = self.losses()
-        with np.errstate(divide="ignore"):
-            logc = np.logaddexp.accumulate((np.log(self.pmf) - ell)[::-1])[::-1]
-        log_ctail = np.append(logc[1:], -np.inf)
-        tail = np.append(np.cumsum(self.pmf[::-1])[::-1][1:], 0.0) + self.inf_mass
-        dj = tail - np.exp(ell + log_ctail)  # δ at the grid points
+        ell, logc, log_ctail, tail, dj = self._curve
         j = int(np.argmax(dj <= d))
         if j == 0:
             num, logc_j = float(np.sum(self.pmf)) + self.inf_mass - d, float(logc[0])

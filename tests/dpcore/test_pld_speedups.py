@@ -14,6 +14,7 @@ from scipy.special import ndtr
 
 from dpcore import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 from dpcore.pld import accountant as acc
+from dpcore.pld import pmf
 from dpcore.pld import pld_delta, pld_epsilon
 from dpcore.pld.discretize import discretize
 from dpcore.pld.losses import gaussian_model
@@ -29,8 +30,14 @@ def _light_right_tail(n: int, rng) -> np.ndarray:
     return p / p.sum()
 
 
+@pytest.fixture
+def short_wraps(monkeypatch):
+    """Wrapped FFTs from length 2 on (the default starts at 8192), so small cases exercise them."""
+    monkeypatch.setattr(pmf, "_WRAP_MIN", 2)
+
+
 @pytest.mark.parametrize("n", [300, 1000, 1500])
-def test_wrap_window_bounds_both_wrapped_masses(n):
+def test_wrap_window_bounds_both_wrapped_masses(n, short_wraps):
     rng = np.random.default_rng(n)
     x, y = _light_right_tail(n, rng), _light_right_tail(n, rng)
     x = np.roll(x, 5)  # something below the window start too
@@ -66,7 +73,7 @@ def _exact_delta(pmf: np.ndarray, h: float, eps: float) -> float:
     return math.fsum((pmf[m] * -np.expm1(eps - ell[m])).tolist())
 
 
-def test_wrapped_mass_is_charged_to_delta():
+def test_wrapped_mass_is_charged_to_delta(short_wraps):
     # an atom of mass m = 1e-4 at the far right: the square's m² at twice its loss lies beyond the
     # short FFT and is wrapped down to a small loss; uncharged, δ(ε) for ε between the kept end
     # (≈ 12 nats) and its true loss (≈ 24) would be ~m² too small. m² ≤ the budget 1e-7 < 2m, so
