@@ -97,9 +97,11 @@ def _wrap_window(x: np.ndarray, y: np.ndarray, budget: float) -> Optional[Tuple[
     size = 1 << max(x.size, y.size).bit_length()
     if size < _WRAP_MIN or size >= 1 << max(n - 1, 1).bit_length():
         return None
-    cy = np.cumsum(y)  # cy[m] = Σ_{k≤m} y_k; sums of non-negative terms, relative error ≤ y.size·u
-    start = (int(np.searchsorted(np.cumsum(x), 0.25 * budget, side="right"))
+    cy = _prefix_sums(y, 0.25 * budget)  # cy[m] = Σ_{k≤m} y_k: non-negative terms, relative error ≤ y.size·u
+    start = (int(np.searchsorted(_prefix_sums(x, 0.25 * budget), 0.25 * budget, side="right"))
              + int(np.searchsorted(cy, 0.25 * budget, side="right")))
+    if start > cy.size:
+        cy = np.cumsum(y)
     # below s: Σ_{i<s} x_i·Σ_{k<s−i} y_k
     lo = np.arange(min(start, x.size))
     w_low = float(np.sum(x[lo] * np.where(start - lo - 1 < y.size, cy[np.minimum(start - lo - 1, y.size - 1)], cy[-1])))
@@ -160,13 +162,18 @@ def _prefix_sums(c: np.ndarray, limit: float) -> np.ndarray:
         size *= 8
 
 
-def _bulk(p: np.ndarray) -> Tuple[int, int]:
-    """Index window holding all but ≤ _BULK_TAIL of the mass on each side."""
-    cdf = np.cumsum(p)
-    total = float(cdf[-1])
-    i0 = int(np.searchsorted(cdf, _BULK_TAIL * total, side="right"))
-    i1 = int(np.searchsorted(cdf, (1.0 - _BULK_TAIL) * total, side="left"))
-    return min(i0, p.size - 1), min(max(i1, i0), p.size - 1)
+def _quantiles(p: np.ndarray, mass: float) -> Tuple[int, int]:
+    """(first index whose cumulative sum from the left exceeds ``mass``, last index whose sum from
+    the right does), each clipped to the array; from sums over the ends only (:func:`_prefix_sums`)."""
+    i0 = int(np.searchsorted(_prefix_sums(p, mass), mass, side="right"))
+    i1 = p.size - 1 - int(np.searchsorted(_prefix_sums(p[::-1], mass), mass, side="right"))
+    return min(i0, p.size - 1), max(i1, 0)
+
+
+def _bulk(p: np.ndarray, total: float) -> Tuple[int, int]:
+    """Index window holding all but ≤ _BULK_TAIL of the mass ``total`` on each side."""
+    i0, i1 = _quantiles(p, _BULK_TAIL * total)
+    return i0, max(i1, i0)
 
 
 @dataclass(frozen=True)
@@ -213,8 +220,8 @@ class GridPld:
         same = other is self
         sa = float(np.sum(a))
         sb = sa if same else float(np.sum(b))
-        ia0, ia1 = _bulk(a)
-        ib0, ib1 = (ia0, ia1) if same else _bulk(b)
+        ia0, ia1 = _bulk(a, sa)
+        ib0, ib1 = (ia0, ia1) if same else _bulk(b, sb)
         if same and extended:  # a bulk just over half a power of two: trim it to fit (the rest grows)
             size = ia1 - ia0 + 1
             half = 1 << max(2 * size - 2, 1).bit_length() - 1
@@ -328,10 +335,8 @@ class GridPld:
 
     def bulk_points(self) -> int:
         """Grid points between the 1e-3 and 1 − 1e-3 quantiles of the finite mass."""
-        cdf = np.cumsum(self.pmf)
-        total = float(cdf[-1])
-        lo, hi = np.searchsorted(cdf, [1e-3 * total, (1.0 - 1e-3) * total])
-        return int(hi - lo) + 1
+        lo, hi = _quantiles(self.pmf, 1e-3 * float(np.sum(self.pmf)))
+        return max(hi - lo, 0) + 1
 
     def self_compose(self, count: int, tail: float, max_bulk: int = 0, extended_uses: int = 8) -> "GridPld":
         """``count``-fold composition by repeated squaring (⌊log₂ count⌋ squarings).
