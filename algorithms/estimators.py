@@ -560,10 +560,11 @@ class DPHuberRegressor(_DPRegressor):
     Parameters as :class:`DPLogisticRegression` (no ``classes``), plus
 
     solver : str
-        As :class:`DPLogisticRegression`; default ``dp_gd``: the best R² on diabetes at ε = 1 (0.38; 0.45 at
-        ε = 10, non-private 0.46) with a public ``target_range``; dp_sgd and the objective-perturbation
-        family also reach the goal (≥ 0.30 / ≥ 0.40), output perturbation and dp_svrg only at ε = 10
-        (benchmarks/RESULTS.md, "Diabetes").
+        As :class:`DPLogisticRegression`; default ``dp_gd``: R² 0.40 on diabetes at ε = 1 (0.45 at ε = 10,
+        non-private 0.46) with a public ``target_range``; every solver of this class reaches the goal
+        (≥ 0.30 at ε = 1 on every seed, ≥ 0.40 at ε = 10) with its defaults — dp_sgd 0.41, the
+        objective-perturbation family 0.36, dp_svrg 0.35, output perturbation 0.34 at ε = 1
+        (benchmarks/RESULTS.md, "Diabetes, issue 15.1 follow-up").
     huber_delta : float or "auto"
         Huber threshold h > 0 (target units — of the scaled targets in [−1, 1] when ``target_bound`` /
         ``target_range`` is given): quadratic for |residual| ≤ h, linear beyond; the loss is
@@ -620,9 +621,9 @@ class DPLinearRegression(_DPRegressor):
     """Differentially private least squares.
 
     Default ``solver="dp_gd"`` with the clip rule ``clip_norm="auto"`` below: on diabetes with a
-    public ``target_range`` it reaches R² 0.38 at ε = 1 and 0.45 at ε = 10 (non-private 0.46;
-    benchmarks/RESULTS.md, "Diabetes"). The gradient solvers (``dp_gd``, ``dp_sgd``, ...) clip every
-    per-example gradient to ``clip_norm`` (sensitivity from C), which is passed only to solvers that
+    public ``target_range`` it reaches R² 0.41 at ε = 1 and 0.45 at ε = 10 (non-private 0.46;
+    benchmarks/RESULTS.md, "Diabetes, issue 15.1 follow-up"). The gradient solvers (``dp_gd``,
+    ``dp_sgd``, ...) clip every per-example gradient to ``clip_norm`` (sensitivity from C), which is passed only to solvers that
     take it. The squared loss is not Lipschitz on ℝᵈ, so the output / objective perturbation solvers
     refuse it (``ValueError``).
 
