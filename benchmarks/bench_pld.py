@@ -12,12 +12,17 @@ Tables (one run, same machine):
    evaluations (fast-PLD proxy and full), the returned σ re-checked with the default PLD, and
    the time against one evaluation × log₂ of the [0.5, 2] bracket;
 4. ``schedules`` — heterogeneous 1 000 × (q = 0.01, σ = 1) then 500 × (q = 0.02, σ = 2), and
-   10⁵ steps of (q = 0.01, σ = 1.1): time and ε against the peers.
+   10⁵ steps of (q = 0.01, σ = 1.1): time and ε against the peers;
+5. ``ratio`` — the issue's speed criterion on DP-SGD, run by run: ``--runs`` runs, each timing
+   dpcore's default PLD and dp_accounting's PLD (1e-4) alternately, one call each in turn
+   (``--repeats`` pairs; dp_accounting in a persistent peer process), and reporting the ratio
+   of the two best times of that run, then min / median / max over the runs.
 
 Peers run in a separate interpreter (``--peers-python``, default ``/tmp/peers_pld/bin/python``,
 a throwaway venv with ``dp-accounting`` and ``prv-accountant``); they are skipped when it is
 missing. Timings are the minimum over ``--repeats`` runs with σ nudged by 1e-9 relative each
-repeat (no caches). Usage: ``python benchmarks/bench_pld.py [--repeats 3] [--peers-python PATH]``.
+repeat (no caches). Usage: ``python benchmarks/bench_pld.py [--repeats 3] [--peers-python PATH]
+[--tables compare,dpsgd,calibration,schedules,ratio] [--runs 5]``.
 """
 
 from __future__ import annotations
@@ -68,6 +73,67 @@ for r in range(repeats):
 out["prv_accountant (eps_error 0.01)"] = [up, [lo, est], best]
 print(json.dumps(out))
 """
+
+
+#: a persistent dp_accounting process for ``ratio``: one line "q sigma steps delta interval" in,
+#: one line "[epsilon, seconds]" out (construction, composition and the ε query are timed)
+_PEER_SERVER = r"""
+import json, sys, time
+import dp_accounting
+from dp_accounting.pld import pld_privacy_accountant
+for line in sys.stdin:
+    q, sigma, steps, delta, interval = json.loads(line)
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps)
+    t0 = time.perf_counter()
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=interval)
+    acc.compose(event)
+    eps = acc.get_epsilon(delta)
+    print(json.dumps([eps, time.perf_counter() - t0]), flush=True)
+"""
+
+
+def table_ratio(runs: int, repeats: int, python: str) -> None:
+    """DP-SGD: dpcore pld (default) against dp_accounting PLD 1e-4, interleaved call by call."""
+    if not os.path.exists(python):
+        print(f"\nratio: no peer interpreter at {python}")
+        return
+    q, sigma, steps = 0.01, 1.1, 10_000
+    peer = subprocess.Popen([python, "-c", _PEER_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def theirs(s: float) -> Tuple[float, float]:
+        peer.stdin.write(json.dumps([q, s, steps, DELTA, 1e-4]) + "\n")
+        peer.stdin.flush()
+        eps, secs = json.loads(peer.stdout.readline())
+        return secs, eps
+
+    def ours(s: float) -> Tuple[float, float]:
+        t0 = time.perf_counter()
+        eps = pld_epsilon(_event([(s, q, steps)]), DELTA).epsilon
+        return time.perf_counter() - t0, eps
+
+    ours(sigma), theirs(sigma)  # warm-up (imports, caches of the interpreters)
+    print(f"\nratio: DP-SGD q={q} σ={sigma} T={steps} δ={DELTA:g}; {runs} runs of {repeats} alternating calls, "
+          "best of each per run (σ nudged by 1e-9 per call, no caches)")
+    print("| run | dpcore pld (default) | ε | dp_accounting PLD 1e-4 | ε | ratio |")
+    print("|---|---|---|---|---|---|")
+    ratios = []
+    for run in range(runs):
+        mine, peer_times = [], []
+        for r in range(repeats):
+            s = sigma * (1 + 1e-9 * (run * repeats + r + 1))
+            t, eps_ours = ours(s)
+            mine.append(t)
+            t, eps_peer = theirs(s)
+            peer_times.append(t)
+        ratios.append(min(mine) / min(peer_times))
+        print(f"| {run + 1} | {min(mine) * 1e3:.0f} ms | {eps_ours:.5f} | {min(peer_times) * 1e3:.0f} ms | "
+              f"{eps_peer:.5f} | {ratios[-1]:.3f}× |")
+    peer.stdin.close()
+    peer.wait()
+    ordered = sorted(ratios)
+    print(f"ratio min {ordered[0]:.3f}×, median {ordered[len(ordered) // 2]:.3f}×, max {ordered[-1]:.3f}× "
+          "(issue 8: ≤ 0.286×)")
 
 
 def _event(parts: List[Tuple[float, float, int]], nudge: float = 0.0):
@@ -179,7 +245,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--peers-python", default="/tmp/peers_pld/bin/python")
-    ap.add_argument("--tables", default="compare,dpsgd,calibration,schedules")
+    ap.add_argument("--tables", default="compare,dpsgd,calibration,schedules",
+                    help="comma-separated: compare, dpsgd, calibration, schedules, ratio")
+    ap.add_argument("--runs", type=int, default=5, help="runs of the ratio table")
     args = ap.parse_args()
     tables = set(args.tables.split(","))
     if "compare" in tables:
@@ -192,6 +260,8 @@ def main() -> None:
         table_schedule("heterogeneous 1000×(q=0.01, σ=1) + 500×(q=0.02, σ=2), δ=1e-5",
                        [(1.0, 0.01, 1000), (2.0, 0.02, 500)], args.repeats, args.peers_python)
         table_schedule("1e5 steps q=0.01 σ=1.1, δ=1e-5", [(1.1, 0.01, 100_000)], args.repeats, args.peers_python)
+    if "ratio" in tables:
+        table_ratio(args.runs, args.repeats, args.peers_python)
 
 
 if __name__ == "__main__":
