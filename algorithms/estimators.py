@@ -111,7 +111,7 @@ AUTO_CLIP_FRACTION = 0.25
 #: gradient bound h·√(R² + c²) as the clip rule above; diabetes, RESULTS.md "Diabetes").
 AUTO_HUBER_DELTA = 0.25
 #: Regressors' alpha="auto" for the perturbation solvers (objective / AMP / App-ObjP: min(0.1, 30/(n·ε′)); output
-#: perturbation: min(0.1, 3·(d/(n·ε′)²)^(1/3))): at n = 309 the classification rule's cap 0.01 leaves objective
+#: perturbation: min(0.1, 1.75·(d/(n·ε′)²)^(1/3))): at n = 309 the classification rule's cap 0.01 leaves objective
 #: perturbation at R² ≈ 0 on diabetes at ε = 1 (alpha 0.1: 0.32; RESULTS.md "Diabetes").
 AUTO_ALPHA_REGRESSION_C = 30.0
 #: output perturbation's constant (was 3 with c = 1: alpha 0.1 at ε = 1; with c = R/2 below, 1.75 gives 0.085 at ε = 1,
@@ -120,8 +120,8 @@ AUTO_ALPHA_REGRESSION_OUTPUT_C = 1.75
 #: Regressors' intercept_scaling="auto" with a target bound or range: c = AUTO_INTERCEPT_FRACTION·R. The targets are
 #: centred at the public midpoint, so the intercept is small; c enters every sensitivity through √(R² + c²)
 #: (1.118·R instead of 1.414·R). Diabetes at ε = 1, 10 splits × 3 seeds, c = 1 → 0.5: dp_svrg 0.312 → 0.335,
-#: output perturbation 0.299 → 0.341 (6 seeds), dp_gd 0.390 → 0.400, objective perturbation 0.353 → 0.356,
-#: AdaSSP 0.205 → 0.235; c = 0.35 / 0.7 no better (RESULTS.md "Diabetes").
+#: dp_gd 0.390 → 0.400, objective perturbation 0.353 → 0.356; 6 seeds: output perturbation 0.315 → 0.341; 10 seeds:
+#: AdaSSP (Alg. 2) 0.205 → 0.235; c = 0.35 / 0.7 no better (RESULTS.md "Diabetes, issue 15.1 follow-up").
 AUTO_INTERCEPT_FRACTION = 0.5
 #: DP-SVRG (regression) epochs = min(30, max(5, ⌈n·ε/AUTO_SVRG_EPOCH_DIVISOR⌉)): 8 at ε = 1, n = 309 (diabetes with
 #: c = R/2, 6 seeds: 5 / 6 / 7 / 8 / 9 / 10 / 11 epochs 0.313 / 0.340 / 0.346 / 0.350 / 0.354 / 0.340 / 0.332, worst
