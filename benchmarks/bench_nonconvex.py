@@ -4,18 +4,20 @@ a9a / ijcnn1 against scikit-learn, and per-example-gradient throughput (Numba vs
 Part 1 — wang-jayaraman-evans-gu §7.1, Table 2: logistic regression with the non-convex penalty
 λΣⱼθⱼ²/(1 + θⱼ²), λ = 1e-3, ε ∈ {0.2, 0.5}, δ = 1e-5, replace-one, ``--seeds`` runs (default 10).
 Rows are scaled to ‖x‖ = 1 after appending an intercept feature (a per-record map; the papers' G = 1).
-DP-SRM with its defaults (full batches, T = default_steps(n, ε), γ = 1/2, C₂ = C₁/50, last iterate),
-and with ``defaults="paper"`` (b₀ = b = 100, C₁ = 1, C₂ = γ = 0.01, 5 passes, step cap C₂/β; last and
-uniformly random iterate). DP-GD with its defaults and with Table 2's 20 full-batch steps (last
-iterate, §6.1). RRPSGD: b = 100, T_max = 16 passes (E[R] ≈ 8 passes, Table 2's 8–10). DP-SGD: b = 256,
+DP-SRM with its defaults (full batches, T = ⌈nε/160⌉ ≤ 100, γ = 1/2, C₂ = C₁/50, extrapolation 0.8,
+step min(1.9, nε/(600√T))/β, last iterate), with its previous defaults (T = 100, no extrapolation,
+step 1.9/β), and with ``defaults="paper"`` (b₀ = b = 100, C₁ = 1, C₂ = γ = 0.01, 5 passes, step cap
+C₂/β; last and uniformly random iterate). DP-GD with its defaults, with Table 2's 20 full-batch steps
+(last iterate, §6.1) and with DP-SRM's T and Nesterov 0.8 (the same schedule and extrapolation).
+RRPSGD: b = 100, T_max = 16 passes (E[R] ≈ 8 passes, Table 2's 8–10). DP-SGD: b = 256,
 5 passes, without replacement. All σ from the dpcore accountant (Theorem 5.1's σ is refused on a9a
 at these ε: its order condition fails — printed). Columns: test error, test logistic loss (nats),
 data passes (gradient evaluations / n), CPU seconds per run (process time, calibration included),
-final ‖∇F‖ on the training set; mean (sd). The paper's non-private baseline is compared with the
+final ‖∇F‖ on the training set; mean (sd), and the worst seed's test error. The paper's non-private baseline is compared with the
 non-private stationary point of the same objective on raw and on unit-norm features.
 
 ``--srm-sweep`` — the benchmark that chose DP-SRM's defaults: test error (mean of ``--seeds``, at most
-2) of DP-GD's defaults and of DP-SRM settings on a9a, ijcnn1 (unit rows + intercept) and synthetic
+4) of DP-GD (defaults, and with DP-SRM's T and Nesterov 0.8) and of DP-SRM settings on a9a, ijcnn1 (unit rows + intercept) and synthetic
 data (``algorithms.synthetic.make_classification(60000, 10, scale=8)``: 40000 training, 20000 test
 rows) at ε ∈ {0.2, 1}; ``--sweep-data`` picks the data sets.
 
@@ -23,11 +25,17 @@ Part 2 — ``DPMLPClassifier`` (tanh, ``--hidden`` units) on a9a and ijcnn1 at �
 the Adam and the heavy-ball update, with the earlier plain settings, DP-SRM) against
 ``sklearn.neural_network.MLPClassifier`` of the same width (non-private, tanh, adam, 50 iterations).
 
-Part 3 — per-example clipped-gradient throughput of the network (examples/s): the Numba kernel
-:func:`algorithms.mlp_kernels.mlp_clipped_sum_kernel` (norms from the outer-product structure,
+Part 3 — per-example clipped-gradient throughput of the network on a9a (examples/s, process time,
+best of 5 (3), one thread: BLAS limited to one thread). (A) one call on the first b rows: the Numba
+kernel :func:`algorithms.mlp_kernels.mlp_clipped_sum_kernel` (norms from the outer-product structure,
 Goodfellow 2015, fused with the clip and the sum) against three NumPy implementations of the same
-step — the natural vectorised one (per-example gradients materialised with einsum, then norms,
-clip, sum), a vectorised one using the same norm trick, and a per-example loop; a DP-SGD epoch
+computation — the natural vectorised one (per-example gradients materialised with einsum, then norms,
+clip, sum; in blocks of ≤ 4096 rows), a vectorised one using the same norm trick, and a per-example
+loop. (B) whole DP-Adam runs (DPMLPClassifier's default step: uniform batch without replacement,
+clipped sum, Gaussian noise, Adam, cosine schedule) of T steps, T·b ≈ 20 000 examples: the Numba run is
+one call of :func:`algorithms.mlp_kernels.mlp_noisy_sgd_kernel`; the NumPy runs loop over the steps in
+Python (``numpy_dp_adam``) with the materialised or the norm-trick clipped sum. b ∈ {64, 256, 1024, n}
+(1024: the DPMLPClassifier default for dp_sgd / dp_srm / rrpsgd; n: dp_gd). A DP-SGD epoch
 against Opacus when ``/tmp/peers_nonconvex/bin/python`` has torch and opacus (a throwaway venv;
 skipped with a message otherwise).
 
@@ -53,7 +61,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from algorithms.dp_gd import dp_gd  # noqa: E402
 from algorithms.dp_sgd import dp_sgd  # noqa: E402
-from algorithms.dp_srm import dp_srm, dp_srm_paper_sigmas  # noqa: E402
+from algorithms.dp_srm import default_srm_steps, dp_srm, dp_srm_paper_sigmas  # noqa: E402
 from algorithms.losses import get_loss  # noqa: E402
 from algorithms.mlp import DPMLPClassifier  # noqa: E402
 from algorithms.mlp_kernels import mlp_clipped_sum_kernel, n_parameters  # noqa: E402
@@ -74,21 +82,29 @@ PAPER = {
 PAPER_NONPRIVATE = "0.3346 (0.007) (STORM)"
 PAPER_SRM = dict(defaults="paper", output="last")  # b₀ = b = 100, C₁ = 1, C₂ = γ = 0.01, 5 passes (§7.1)
 SOLVERS = {
-    "dp_srm (defaults)": (dp_srm, {}),
+    "dp_srm (defaults: T = ⌈nε/160⌉, extrapolation 0.8)": (dp_srm, {}),
+    "dp_srm (previous defaults: T = T_gd = 100, no extrapolation)": (dp_srm, dict(steps=100, extrapolation=0.0,
+                                                                                   learning_rate=1.9 / (0.25 + 2 * LAM))),
     "dp_srm (paper's settings, last iterate)": (dp_srm, PAPER_SRM),
     "dp_srm (paper's settings, random iterate, Alg. 1)": (dp_srm, dict(defaults="paper")),
     "dp_gd (defaults)": (dp_gd, {}),
     "dp_gd (20 steps, last)": (dp_gd, dict(steps=20, output="last")),
+    "dp_gd (dp_srm's T = ⌈nε/160⌉, Nesterov 0.8)": (dp_gd, dict(srm_schedule=True, momentum=0.8)),
     "rrpsgd (b = 100, 16 passes T_max)": (rrpsgd, dict(batch_size=100, max_epochs=16)),
     "dp_sgd (b = 256, w/o repl.)": (dp_sgd, dict(batch_size=256, epochs=5, sampling="without_replacement")),
 }
 # --srm-sweep: DP-SRM settings as rules of n (b, b₀ as fractions of n; T as a multiple of default_steps)
 SRM_SWEEP = {
     "dp_gd (defaults)": None,
-    "dp_srm defaults (b = n, T = T_gd, γ = 0.5, C₂ = C₁/50)": {},
-    "dp_srm b = n, T = T_gd, γ = 0.2, C₂ = C₁/20": dict(momentum=0.2, diff_clip_norm=0.05),
-    "dp_srm b = n, T = T_gd, γ = 1 (= DP-GD with step 1.9/β)": dict(momentum=1.0),
-    "dp_srm b = n/10, b₀ = n, T = 5·T_gd": dict(batch_frac=10, steps_factor=5.0, initial_batch_size=-1),
+    "dp_gd T = ⌈nε/160⌉ (dp_srm's), Nesterov 0.8": dict(solver="dp_gd", steps_rule=True, momentum=0.8),
+    "dp_srm defaults (b = n, T = ⌈nε/160⌉, γ = 0.5, C₂ = C₁/50, μ = 0.8, step min(1.9, nε/(600√T))/β)": {},
+    "dp_srm defaults with μ = 0.9": dict(extrapolation=0.9),
+    "dp_srm defaults with T = ⌈nε/250⌉": dict(steps_scale=250.0),
+    "dp_srm defaults with γ = 0.2, C₂ = C₁/20": dict(momentum=0.2, diff_clip_norm=0.05),
+    "dp_srm previous defaults (T = T_gd, no extrapolation, step 1.9/β)": dict(steps_gd=True, extrapolation=0.0,
+                                                                             lr_factor=1.9),
+    "dp_srm b = n/10, b₀ = n, T = 5·T_gd (no extrapolation)": dict(batch_frac=10, steps_factor=5.0,
+                                                                     initial_batch_size=-1),
     "dp_srm paper's settings (b = 100, γ = C₂ = 0.01, step cap), last iterate": PAPER_SRM,
 }
 
@@ -130,17 +146,20 @@ def table2(seeds: int) -> None:
         except ValueError as exc:
             print(f"ε={eps}: Theorem 5.1 calibration refused — {exc}")
     print()
-    head = ("| ε | solver | test error | test loss | passes | CPU s | ‖∇F‖ | paper 'test error' | paper passes | "
-            "paper CPU s | paper ‖∇F‖ |")
+    head = ("| ε | solver | test error (sd) [worst seed] | test loss | passes | CPU s | ‖∇F‖ | paper 'test error' | "
+            "paper passes | paper CPU s | paper ‖∇F‖ |")
     print(head)
     print("|" + "---|" * 11)
     for eps in (0.2, 0.5):
         for name, (fn, kw) in SOLVERS.items():
             errs, tls, gns, passes, cpu = [], [], [], [], []
             for s in range(seeds):
+                kw2 = dict(kw)
+                if kw2.pop("srm_schedule", False):  # DP-SRM's default T and step rule, public n and ε only
+                    kw2["steps"] = default_srm_steps(n, eps)  # dp_gd's default step rule at that T
                 t = time.process_time()
                 res = fn(Xtr, ytr, epsilon=eps, delta=DELTA, alpha=LAM, penalty="nonconvex", data_norm_bound=1.0,
-                         rng=1000 + s, **kw)
+                         rng=1000 + s, **kw2)
                 cpu.append(time.process_time() - t)
                 w = res.weights
                 errs.append(float(np.mean(np.where(Xte @ w > 0, 1.0, -1.0) != yte)))
@@ -149,7 +168,7 @@ def table2(seeds: int) -> None:
                 passes.append(res.n_gradient_evaluations / n)
                 assert res.privacy.epsilon <= eps
             p = PAPER[eps].get(name.split()[0], ("—", "—", "—", "—"))
-            print(f"| {eps} | {name} | {np.mean(errs):.4f} ({np.std(errs):.4f}) | "
+            print(f"| {eps} | {name} | {np.mean(errs):.4f} ({np.std(errs):.4f}) [{np.max(errs):.4f}] | "
                   f"{np.mean(tls):.4f} ({np.std(tls):.4f}) | {np.mean(passes):.1f} | {np.median(cpu):.3f} | {np.mean(gns):.4f} ({np.std(gns):.4f}) | "
                   f"{p[0]} | {p[1]} | {p[2]} | {p[3]} |",
                   flush=True)
@@ -180,7 +199,7 @@ def srm_sweep(seeds: int, only: str) -> None:
         else:  # "synthetic" (main validates the names)
             Xs, ys, _ = make_classification(60000, 10, scale=8.0, seed=3)
             sets[key] = ((Xs[:40000], ys[:40000]), (Xs[40000:], ys[40000:]))
-    seeds = max(1, min(seeds, 2))
+    seeds = max(1, min(seeds, 4))
     print(f"## DP-SRM defaults sweep: test error, mean (sd) of {seeds} seeds, λ = {LAM} (non-convex), δ = {DELTA}")
     print("| setting | " + " | ".join(f"{k} ε={e}" for k in sets for e in (0.2, 1.0)) + " |")
     print("|---|" + "---|" * (2 * len(sets)))
@@ -198,6 +217,17 @@ def srm_sweep(seeds: int, only: str) -> None:
                         res = dp_gd(Xtr, ytr, **common)
                     else:
                         kw2 = dict(kw)
+                        fn = dp_gd if kw2.pop("solver", "dp_srm") == "dp_gd" else dp_srm
+                        if kw2.pop("steps_rule", False):
+                            kw2["steps"] = default_srm_steps(n, eps)
+                        scale = kw2.pop("steps_scale", None)
+                        if scale is not None:
+                            kw2["steps"] = int(min(100, max(10, math.ceil(n * eps / scale))))
+                        if kw2.pop("steps_gd", False):
+                            kw2["steps"] = default_steps(n, eps)
+                        lr_factor = kw2.pop("lr_factor", None)
+                        if lr_factor is not None:  # over β = loss smoothness 1/4 + the penalty's 2λ
+                            kw2["learning_rate"] = lr_factor / (0.25 + 2 * LAM)
                         frac = kw2.pop("batch_frac", None)
                         if frac is not None:
                             kw2["batch_size"] = math.ceil(n / frac)
@@ -206,9 +236,10 @@ def srm_sweep(seeds: int, only: str) -> None:
                         factor = kw2.pop("steps_factor", None)
                         if factor is not None:
                             kw2["steps"] = int(factor * default_steps(n, eps))
-                        res = dp_srm(Xtr, ytr, **common, **kw2)
+                        res = fn(Xtr, ytr, **common, **kw2)
                     errs.append(float(np.mean(np.where(Xte @ res.weights > 0, 1.0, -1.0) != yte)))
                 rows[name].append(f"{np.mean(errs):.4f} ({np.std(errs):.4f})")
+                print(f"  {key} ε={eps} {name}: {rows[name][-1]}", file=sys.stderr, flush=True)
     for name, cells in rows.items():
         print(f"| {name} | " + " | ".join(cells) + " |")
     print()
@@ -306,49 +337,118 @@ def numpy_loop_clipped_sum(theta, X, y, d, h, clip):
     return out
 
 
+def numpy_dp_adam(theta0, X, y, d, h, steps, batch, lr, clip, sigma, rng, clipped_sum, beta1=0.9, beta2=0.999,
+                  adam_eps=1e-8):
+    """``steps`` DP-Adam steps as a NumPy user writes them (a Python loop over steps): the same step as
+    :func:`algorithms.mlp_kernels.mlp_noisy_sgd_kernel` with ``adam=True, cosine=True`` — a uniform
+    b-subset without replacement (``rng.choice``; all rows when b = n), ``clipped_sum`` of its rows,
+    Gaussian noise of std σ on the sum, Adam (Kingma & Ba Alg. 1) with a cosine step schedule."""
+    n, P = X.shape[0], theta0.shape[0]
+    theta, m, v = theta0.copy(), np.zeros(P), np.zeros(P)
+    for t in range(steps):
+        if batch < n:
+            idx = rng.choice(n, batch, replace=False)
+            s = clipped_sum(theta, X[idx], y[idx], d, h, clip)
+        else:
+            s = clipped_sum(theta, X, y, d, h, clip)
+        g = (s + rng.normal(0.0, sigma, P)) / batch
+        m = beta1 * m + (1.0 - beta1) * g
+        v = beta2 * v + (1.0 - beta2) * g * g
+        eta = lr * 0.5 * (1.0 + math.cos(math.pi * t / steps))
+        theta -= eta * (m / (1.0 - beta1 ** (t + 1))) / (np.sqrt(v / (1.0 - beta2 ** (t + 1))) + adam_eps)
+    return theta
+
+
+def chunked(clipped_sum, rows=4096):
+    """``clipped_sum`` over blocks of at most ``rows`` rows, summed (bounded memory for the
+    materialised (b, P) gradients at b = n)."""
+    def run(theta, X, y, d, h, clip):
+        return sum(clipped_sum(theta, X[i:i + rows], y[i:i + rows], d, h, clip) for i in range(0, X.shape[0], rows))
+    return run
+
+
+def best_cpu_seconds(fn, repeats=5):
+    """Least process time of ``repeats`` calls (single-threaded code on a shared machine)."""
+    best = math.inf
+    for _ in range(repeats):
+        t = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t)
+    return best
+
+
 def throughput(hidden: int) -> None:
+    from threadpoolctl import threadpool_limits
+
+    from algorithms.mlp_kernels import mlp_noisy_sgd_kernel
+
     (Xtr, ytr), _ = load("a9a", 123, True)
-    X, y = np.ascontiguousarray(Xtr[:8192]), ytr[:8192]
+    X, y = np.ascontiguousarray(Xtr), ytr
     n, d = X.shape
     rng = np.random.default_rng(0)
     theta = rng.normal(size=n_parameters(d, hidden, 1)) * 0.1
-    out = np.empty(theta.shape[0])
+    P = theta.shape[0]
+    out = np.empty(P)
     idx = np.arange(n)
-    mlp_clipped_sum_kernel(theta, X, y, idx, n, 1.0, d, hidden, 1, out)  # compile
-    ref = numpy_clipped_sum(theta, X, y, d, hidden, 1.0)
-    assert np.allclose(out, ref, rtol=1e-9, atol=1e-9)
-    assert np.allclose(numpy_loop_clipped_sum(theta, X[:64], y[:64], d, hidden, 1.0),
-                       numpy_clipped_sum(theta, X[:64], y[:64], d, hidden, 1.0), rtol=1e-9, atol=1e-12)
-    assert np.allclose(numpy_materialised_clipped_sum(theta, X[:64], y[:64], d, hidden, 1.0),
-                       numpy_clipped_sum(theta, X[:64], y[:64], d, hidden, 1.0), rtol=1e-9, atol=1e-12)
-    fns = {"numba": lambda Xb, yb, ib, b: mlp_clipped_sum_kernel(theta, Xb, yb, ib, b, 1.0, d, hidden, 1, out),
-           "materialised": lambda Xb, yb, ib, b: numpy_materialised_clipped_sum(theta, Xb, yb, d, hidden, 1.0),
-           "trick": lambda Xb, yb, ib, b: numpy_clipped_sum(theta, Xb, yb, d, hidden, 1.0),
-           "loop": lambda Xb, yb, ib, b: numpy_loop_clipped_sum(theta, Xb[:512], yb[:512], d, hidden, 1.0)}
-    res = {}
-    for label, fn in fns.items():
-        for b in (64, 1024, 8192):
-            Xb, yb, ib = X[:b], y[:b], idx[:b]
-            m = min(b, 512) if label == "loop" else b  # the loop is timed on at most 512 rows
-            best = math.inf
-            for _ in range(5):  # best of 5 timings of ≥ 40 000 examples each (a shared machine)
-                reps = max(3, 40_000 // b)
-                t = time.perf_counter()
-                for _ in range(reps):
-                    fn(Xb, yb, ib, b)
-                best = min(best, (time.perf_counter() - t) / (reps * m))
-            res[(label, b)] = 1.0 / best
-    print(f"## Per-example clipped gradients of the {hidden}-unit network on a9a (d = {d}, P = {theta.size}), "
-          "examples/s (best of 5), one thread")
-    print("| batch | Numba kernel | NumPy materialised (einsum) | NumPy norm trick | NumPy per-example loop | "
-          "vs materialised | vs norm trick | vs loop |")
-    print("|---|---|---|---|---|---|---|---|")
-    for b in (64, 1024, 8192):
-        r = {k: res[(k, b)] for k in fns}
-        print(f"| {b} | {r['numba']:,.0f} | {r['materialised']:,.0f} | {r['trick']:,.0f} | {r['loop']:,.0f} | "
-              f"{r['numba'] / r['materialised']:.1f}× | {r['numba'] / r['trick']:.1f}× | "
-              f"{r['numba'] / r['loop']:.0f}× |")
-    print()
+    with threadpool_limits(1):
+        mlp_clipped_sum_kernel(theta, X, y, idx, 64, 1.0, d, hidden, 1, out)  # compile
+        for b in (64, 1024):
+            ref = numpy_clipped_sum(theta, X[:b], y[:b], d, hidden, 1.0)
+            mlp_clipped_sum_kernel(theta, X, y, idx, b, 1.0, d, hidden, 1, out)
+            assert np.allclose(out, ref, rtol=1e-9, atol=1e-9)
+            assert np.allclose(numpy_materialised_clipped_sum(theta, X[:b], y[:b], d, hidden, 1.0), ref, rtol=1e-9,
+                               atol=1e-12)
+        assert np.allclose(numpy_loop_clipped_sum(theta, X[:64], y[:64], d, hidden, 1.0),
+                           numpy_clipped_sum(theta, X[:64], y[:64], d, hidden, 1.0), rtol=1e-9, atol=1e-12)
+        # part A: one clipped-sum call on the first b rows
+        fns = {"numba": lambda b: mlp_clipped_sum_kernel(theta, X, y, idx, b, 1.0, d, hidden, 1, out),
+               "materialised": lambda b: chunked(numpy_materialised_clipped_sum)(theta, X[:b], y[:b], d, hidden, 1.0),
+               "trick": lambda b: numpy_clipped_sum(theta, X[:b], y[:b], d, hidden, 1.0),
+               "loop": lambda b: numpy_loop_clipped_sum(theta, X[:min(b, 512)], y[:min(b, 512)], d, hidden, 1.0)}
+        batches = (64, 256, 1024, n)
+        res = {}
+        for label, fn in fns.items():
+            for b in batches:
+                m = min(b, 512) if label == "loop" else b  # the loop is timed on at most 512 rows
+                reps = max(1, 40_000 // b)
+                res[(label, b)] = reps * m / best_cpu_seconds(lambda: [fn(b) for _ in range(reps)])
+        print(f"## Per-example clipped gradients of the {hidden}-unit network on a9a (d = {d}, P = {P}): one call "
+              "on the first b rows, examples/s (best of 5 process times, one thread, BLAS limited to one thread)")
+        print("| batch | Numba kernel | NumPy materialised (einsum) | NumPy norm trick | NumPy per-example loop | "
+              "vs materialised | vs norm trick | vs loop |")
+        print("|---|---|---|---|---|---|---|---|")
+        for b in batches:
+            r = {k: res[(k, b)] for k in fns}
+            print(f"| {b} | {r['numba']:,.0f} | {r['materialised']:,.0f} | {r['trick']:,.0f} | {r['loop']:,.0f} | "
+                  f"{r['numba'] / r['materialised']:.1f}× | {r['numba'] / r['trick']:.1f}× | "
+                  f"{r['numba'] / r['loop']:.0f}× |")
+        print()
+        # part B: whole DP-Adam runs (DPMLPClassifier's default step), T steps
+        lr, sigma = 3.0 / math.sqrt(P), 2.0
+        mlp_noisy_sgd_kernel(theta, X, y, d, hidden, 1, 2, 64, lr, 1.0, sigma, 0.0, np.random.default_rng(0), 0.9,
+                             True, True, 0.999, 1e-8)  # compile
+        rows = []
+        for b in (64, 256, 1024, n):
+            T = max(3, 20_000 // b)
+            numba_s = best_cpu_seconds(lambda: mlp_noisy_sgd_kernel(
+                theta, X, y, d, hidden, 1, T, b, lr, 1.0, sigma, 0.0, np.random.default_rng(1), 0.9, True, True, 0.999,
+                1e-8))
+            mat_s = best_cpu_seconds(lambda: numpy_dp_adam(theta, X, y, d, hidden, T, b, lr, 1.0, sigma,
+                                                           np.random.default_rng(1),
+                                                           chunked(numpy_materialised_clipped_sum)), 3)
+            trick_s = best_cpu_seconds(lambda: numpy_dp_adam(theta, X, y, d, hidden, T, b, lr, 1.0, sigma,
+                                                             np.random.default_rng(1), numpy_clipped_sum), 3)
+            rows.append((b, T, T * b / numba_s, T * b / mat_s, T * b / trick_s))
+        print(f"## DP-Adam training steps (the DPMLPClassifier default step: batch draw without replacement, clipped "
+              f"sum, Gaussian noise, Adam, cosine schedule) on a9a (n = {n}), examples/s = T·b / process seconds "
+              "(best of 5 / 3); Numba: the whole T-step run in one call (mlp_noisy_sgd_kernel), NumPy: a Python loop "
+              "over the steps")
+        print("| batch | T | Numba run | NumPy materialised (einsum, ≤ 4096-row blocks) | NumPy norm trick | "
+              "vs materialised | vs norm trick |")
+        print("|---|---|---|---|---|---|---|")
+        for b, T, nb, mat, tr in rows:
+            print(f"| {b} | {T} | {nb:,.0f} | {mat:,.0f} | {tr:,.0f} | {nb / mat:.1f}× | {nb / tr:.1f}× |")
+        print()
     opacus_epoch(hidden)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dpcore
-from algorithms.dp_srm import dp_srm, dp_srm_paper_sigmas, dp_srm_sensitivities
+from algorithms.dp_srm import default_srm_steps, dp_srm, dp_srm_paper_sigmas, dp_srm_query, dp_srm_sensitivities
 from algorithms.losses import get_loss
 from algorithms.objective import objective_value, reference_minimizer
 from algorithms.regularizers import Regularizer
@@ -79,14 +79,58 @@ def test_reported_privacy_is_dpcores_epsilon_of_the_event_run():
 
 
 def test_benchmark_defaults_are_rules_of_public_quantities():
-    """Default set: b₀ = b = n, T = dp_gd.default_steps(n, ε), γ = 1/2, C₂ = C₁/50, step 1.9/β, no cap, last
-    iterate (n = 400, ε = 1: T = ⌈400/15⌉ = 27; logistic with ‖x‖ ≤ 1: β = 1/4 + 0 → step 7.6)."""
+    """Default set (classification): b₀ = b = n, T = min(100, max(10, ⌈nε/160⌉)), γ = 1/2, C₂ = C₁/50,
+    step min(1.9, nε/(600√T))/β, extrapolation 0.8, no cap, last iterate (n = 400, ε = 1: T = 10;
+    logistic with ‖x‖ ≤ 1: β = 1/4 → step 4·400/(600√10) = 0.8433)."""
     res = dp_srm(X, Y, epsilon=1.0, data_norm_bound=1.0, rng=0)
     d = res.details
-    assert (d["batch_size"], d["initial_batch_size"], d["steps"], d["releases"]) == (400, 400, 27, 27)
-    assert d["momentum"] == 0.5 and d["diff_clip_norm"] == d["clip_norm"] / 50
-    assert d["learning_rate"] == pytest.approx(7.6) and math.isinf(d["step_bound"])
-    assert d["output_index"] == 27 and d["defaults"] == "benchmark"
+    assert (d["batch_size"], d["initial_batch_size"], d["steps"], d["releases"]) == (400, 400, 10, 10)
+    assert d["momentum"] == 0.5 and d["diff_clip_norm"] == d["clip_norm"] / 50 and d["extrapolation"] == 0.8
+    assert d["learning_rate"] == pytest.approx(4 * 400 / (600 * math.sqrt(10)))
+    assert math.isinf(d["step_bound"]) and d["output_index"] == 10 and d["defaults"] == "benchmark"
+    big = dp_srm(np.repeat(X, 30, axis=0), np.repeat(Y, 30), epsilon=1.0, data_norm_bound=1.0, rng=0).details
+    assert big["steps"] == 75 and big["learning_rate"] == pytest.approx(4 * 1.9)  # n = 12000: 12000/160, 1.9 cap
+    assert default_srm_steps(10**6, 1.0) == 100 and default_srm_steps(10, 0.1) == 10
+    assert default_srm_steps(400, math.inf) == 100
+
+
+def test_regression_losses_keep_the_unextrapolated_defaults():
+    Xr = X[:, :3]
+    d = dp_srm(Xr, Xr @ np.array([0.5, -0.2, 0.1]), loss="huber", epsilon=1.0, data_norm_bound=1.0, rng=0).details
+    assert d["extrapolation"] == 0.0 and d["steps"] == 27  # dp_gd.default_steps(400, 1) = ⌈400/15⌉
+
+
+def test_extrapolation_follows_its_formula():
+    """Full batch, noise off: the kernel's iterates equal a NumPy loop of qᵗ = θᵗ + μ(θᵗ − θᵗ⁻¹),
+    uᵗ = (1 − γ)uᵗ⁻¹ + S(qᵗ, qᵗ⁻¹)/n with S = :func:`dp_srm_query`'s clipped sum, θᵗ⁺¹ = qᵗ − η(uᵗ + ∇r(qᵗ))
+    — with C₂ small enough that the difference clip binds."""
+    mu, gamma, lr, c2, T, lam = 0.7, 0.5, 3.0, 0.002, 8, 1e-2
+    res = dp_srm(X, Y, epsilon=math.inf, alpha=lam, penalty="nonconvex", batch_size=400, steps=T, clip_norm=1.0,
+                 diff_clip_norm=c2, momentum=gamma, extrapolation=mu, learning_rate=lr, data_norm_bound=1.0, rng=0,
+                 trace=False)
+    reg = Regularizer(nonconvex=lam)
+    theta_prev = theta = q = np.zeros(5)
+    u = get_loss("logistic").gradient(q, X, Y)  # C₁ = 1 = the Lipschitz bound: the first clip never binds
+    for t in range(T):
+        if t > 0:
+            q_new = theta + mu * (theta - theta_prev)
+            s = dp_srm_query(X, Y, q_new, q, clip_norm=1.0, diff_clip_norm=c2, momentum=gamma)
+            u = (1 - gamma) * u + s / 400
+            q = q_new
+        theta_prev, theta = theta, q - lr * (u + reg.smooth_gradient(q))
+    np.testing.assert_allclose(res.weights, theta, rtol=1e-10, atol=1e-13)
+    assert res.details["diff_clipped"] > 0
+    plain = dp_srm(X, Y, epsilon=math.inf, alpha=lam, penalty="nonconvex", batch_size=400, steps=T, clip_norm=1.0,
+                   diff_clip_norm=c2, momentum=gamma, extrapolation=0.0, learning_rate=lr, data_norm_bound=1.0, rng=0)
+    assert not np.allclose(plain.weights, res.weights)
+
+
+def test_extrapolation_changes_neither_the_event_nor_epsilon():
+    kw = dict(epsilon=0.5, data_norm_bound=1.0, steps=12, alpha=1e-3, penalty="nonconvex", rng=3)
+    a, b = dp_srm(X, Y, extrapolation=0.0, **kw), dp_srm(X, Y, extrapolation=0.9, **kw)
+    assert a.event == b.event and a.privacy == b.privacy and a.noise_multiplier == b.noise_multiplier
+    assert a.details["releases"] == b.details["releases"] == 12
+    assert not np.array_equal(a.weights, b.weights)
 
 
 def test_paper_defaults_are_the_section_7_1_choices():
@@ -191,6 +235,7 @@ def test_utility_improves_with_epsilon():
     ({"calibration": "tight"}, "calibration"), ({"step_bound": 0.0}, "step_bound"), ({"alpha": -1.0}, "alpha"),
     ({"beta": 1.0, "calibration": "paper"}, "beta"), ({"learning_rate": -1.0}, "learning_rate"),
     ({"defaults": "sklearn"}, "defaults"), ({"steps": None, "epochs": 0.0}, "epochs"),
+    ({"extrapolation": 1.0}, "extrapolation"), ({"extrapolation": -0.1}, "extrapolation"),
 ])
 def test_bad_input_names_the_argument(kwargs, name):
     base = dict(epsilon=1.0, data_norm_bound=1.0, steps=5)
