@@ -6,7 +6,8 @@ Pipeline (each step keeps the result an upper bound of the exact value, see the 
    exact Gaussian pair, :func:`_merge_gaussians`) and map each leaf to its dominating pair(s)
    (:mod:`dpcore.pld.leaves`); Poisson sampling under add_remove gives two orders of neighbours,
    which are analysed separately and the larger ε (δ) is reported (Zhu, Dong, Wang 2022);
-2. discretise each pair pessimistically on the loss grid hℤ (:mod:`dpcore.pld.discretize`);
+2. discretise each pair pessimistically on the loss grid hℤ (:mod:`dpcore.pld.discretize`; in
+   long compositions the leaves' light tails on K·h-wide bins, :func:`wide_bins`);
 3. compose: ``count``-fold by repeated FFT squaring, different leaves by FFT convolution, with
    tail truncation that only moves loss up (:mod:`dpcore.pld.pmf`);
 4. read off ε(δ) / δ(ε) with every float-error and truncation term added to δ, and the
@@ -32,9 +33,9 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._validation import check_delta, check_nonnegative, check_positive, check_positive_int
-from ..events import GaussianEvent, NoOpEvent, PrivacyEvent
+from ..events import GaussianEvent, NoOpEvent, PrivacyEvent, UnsupportedEventError
 from ..result import PrivacyResult, round_down, round_up
-from .discretize import discretize, loss_span
+from .discretize import cut, discretize, loss_span
 from .leaves import leaf_models
 from .losses import LossModel
 from .pmf import GridPld
@@ -101,13 +102,6 @@ def _merge_gaussians(flat: List[Tuple[PrivacyEvent, int]]) -> List[Tuple[Privacy
     return rest + [(GaussianEvent(sigma, relation=gauss[0][0].relation), 1)]
 
 
-def _moments(pld: GridPld) -> Tuple[float, float]:
-    w = pld.pmf / max(float(np.sum(pld.pmf)), 1e-300)
-    ell = pld.losses()
-    mean = float(np.sum(w * ell))
-    return mean, float(np.sum(w * (ell - mean) ** 2))
-
-
 def _leaf_spread(model: LossModel, tail: float) -> float:
     """Standard deviation of one leaf's loss (memoised on the model, which lives for one call)."""
     memo = model.__dict__.setdefault("_spread", {})
@@ -116,16 +110,43 @@ def _leaf_spread(model: LossModel, tail: float) -> float:
     return memo[tail]
 
 
+#: Gauss–Legendre rule of :func:`_measure_spread` (nodes, weights on [−1, 1])
+_SPREAD_RULE = np.polynomial.legendre.leggauss(8)
+
+
 def _measure_spread(model: LossModel, tail: float) -> float:
-    """Standard deviation of one leaf's loss (from a coarse grid, refined while it is unresolved)."""
-    h = 1e-2
-    for _ in range(4):
-        _, var = _moments(discretize(model, h, max(tail, 1e-12), extended=False))
-        sd = math.sqrt(var)
-        if sd >= 4.0 * h:
-            break
-        h = max(sd / 8.0, 1e-9)
-    return max(sd, h)
+    """Standard deviation of one leaf's finite loss under P (it only sets the grid spacing).
+
+    Composite 8-node Gauss–Legendre sums of p·L^k over each piece between its cuts at ``tail``
+    (:func:`~dpcore.pld.discretize.cut`, the ones the discretisation uses), panels ≤ a quarter of
+    the piece's scale (at most 4096), plus the finite atoms; at least 1e-9 nats.
+    """
+    nodes, weights = _SPREAD_RULE
+    moments = np.zeros(3)
+    for piece in model.pieces:
+        x0, x1 = cut(piece, -1, tail), cut(piece, +1, tail)
+        if not (math.isfinite(x0) and math.isfinite(x1) and x1 > x0):
+            continue
+        panels = min(4096, max(8, math.ceil((x1 - x0) / (0.25 * piece.scale))))
+        half = 0.5 * (x1 - x0) / panels
+        x = (x0 + half * (2.0 * np.arange(panels) + 1.0))[:, None] + half * nodes[None, :]
+        with np.errstate(all="ignore"):
+            w = (piece.pdf_p(x) * (half * weights[None, :])).ravel()
+            ell = piece.loss(x).ravel()
+        ok = np.isfinite(ell) & (w > 0)
+        moments += [np.sum(w[ok]), np.sum(w[ok] * ell[ok]), np.sum(w[ok] * ell[ok] ** 2)]
+    at = model.atoms
+    p, ell = at.p[np.isfinite(at.loss) & (at.p > 0)], at.loss[np.isfinite(at.loss) & (at.p > 0)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        moments += [np.sum(p), np.sum(p * ell), np.sum(p * ell**2)]
+        if moments[0] <= 0.0:
+            return 1e-9
+        mean = moments[1] / moments[0]
+        var = moments[2] / moments[0] - mean * mean
+    if not math.isfinite(var):
+        raise UnsupportedEventError("the leaf's losses overflow float64 when squared; no discretization of "
+                                    "the loss can hold them")
+    return max(math.sqrt(max(var, 0.0)), 1e-9)
 
 
 def _grid(parts, discretization: Optional[float], tail: float, per_sd: int, max_points: int) -> float:

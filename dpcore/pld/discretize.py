@@ -39,7 +39,7 @@ from ..events import UnsupportedEventError
 from .losses import LossModel, Piece
 from .pmf import GridPld
 
-__all__ = ["discretize", "loss_span", "MAX_GRID_POINTS"]
+__all__ = ["cut", "discretize", "loss_span", "MAX_GRID_POINTS"]
 
 _U = 2.0**-53
 #: unit roundoff of the loss evaluation inside the split weights (x87 extended precision)
@@ -59,7 +59,7 @@ _EXTENDED_TAIL = 1e-9
 MAX_GRID_POINTS = 1 << 24
 
 
-def _cut(piece: Piece, side: int, tail: float) -> float:
+def cut(piece: Piece, side: int, tail: float) -> float:
     """x beyond which the piece's P-mass on that side (−1: left, +1: right) is at most ``tail``
     (memoised on the piece object, which lives for one accountant call)."""
     memo = piece.__dict__.setdefault("_cuts", {})
@@ -95,7 +95,7 @@ def _search_cut(piece: Piece, side: int, tail: float) -> float:
 
 def _piece_plan(piece: Piece, tail: float) -> Tuple[float, float, float, float, float, float]:
     """(x_left, x_right, loss_min, loss_max, mass below loss_min, mass above loss_max)."""
-    x_left, x_right = _cut(piece, -1, tail), _cut(piece, +1, tail)
+    x_left, x_right = cut(piece, -1, tail), cut(piece, +1, tail)
     left_mass = float(piece.cdf_p(np.array([x_left]))[0]) if x_left > piece.lo else 0.0
     right_mass = float(piece.sf_p(np.array([x_right]))[0]) if x_right < piece.hi else 0.0
     with np.errstate(all="ignore"):
@@ -232,14 +232,14 @@ def _piece_grid(piece: Piece, x_left: float, x_right: float, l_min: float, l_max
 
     Without ``wide``: every index from just below ``l_min``/h to just above ``l_max``/h (bins of
     width h). With ``wide`` = (τ, K): bins of width h only over the losses of the piece's central
-    part (P-mass ≤ τ beyond it on each side, :func:`_cut`), widened to multiples of K; outside it,
+    part (P-mass ≤ τ beyond it on each side, :func:`cut`), widened to multiples of K; outside it,
     bins of width K·h between multiples of K.
     """
     k_a, k_b = int(math.floor(l_min / h)) - 1, int(math.ceil(l_max / h)) + 1
     if wide is None or wide[1] <= 1:
         return np.arange(k_a, k_b + 1)
     tau, factor = wide
-    xs = np.clip(np.array([_cut(piece, -1, tau), _cut(piece, +1, tau)]), x_left, x_right)
+    xs = np.clip(np.array([cut(piece, -1, tau), cut(piece, +1, tau)]), x_left, x_right)
     with np.errstate(all="ignore"):
         f_lo, f_hi = (float(v) for v in sorted(piece.loss(xs)))
     lo_al, hi_al = factor * (k_a // factor), -factor * (-k_b // factor)
@@ -304,7 +304,7 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True,
     edge = 0.0
     extra_at: List[Tuple[int, float]] = []
     for piece, (x_left, x_right, l_min, l_max, below, above) in zip(model.pieces, plans):
-        ext_range = (_cut(piece, -1, _EXTENDED_TAIL), _cut(piece, +1, _EXTENDED_TAIL)) if extended else (1.0, 0.0)
+        ext_range = (cut(piece, -1, _EXTENDED_TAIL), cut(piece, +1, _EXTENDED_TAIL)) if extended else (1.0, 0.0)
         grid = _piece_grid(piece, x_left, x_right, l_min, l_max, h, wide)
         k_a, k_b, mass, up, ext, q_mass, q_up = _bin_piece(piece, x_left, x_right, grid, h, ext_range)
         for arrays, value in ((ext_all, ext), (qm_all, q_mass), (qu_all, q_up), (lo_all, k_a), (hi_all, k_b),

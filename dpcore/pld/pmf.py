@@ -37,7 +37,9 @@ per-stage constant; √n times that bound is charged to ``err``,
 and negative entries are set to 0 with their size charged too. A convolution of distributions
 with long light tails is split into bulk × bulk (small; extended precision where the result is
 reused often) and the tail terms (full length, float64, but with an error bound proportional to
-the tail mass). Extended-precision results are rounded *up* to float64 (and the float64 sums and
+the tail mass; when the result's ends are light, as a cyclic convolution of half the length
+whose folded-over ends are bounded and charged, :func:`_wrap_window`). Extended-precision
+results are rounded *up* to float64 (and the float64 sums and
 splits that follow are directed upwards too), so those roundings go to ``bias``, not ``err``:
 only the FFT's own two-sided error accumulates in ``err``.
 """
