@@ -17,6 +17,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from dpcore._jit import jit
 from mechanisms.kernels import gaussian_noise_kernel
@@ -28,7 +32,7 @@ from .dp_srm import bounded_step_kernel
 __all__ = [
     "n_parameters", "example_gradient_kernel", "mlp_loss_kernel", "mlp_clipped_sum_kernel", "mlp_srm_query_kernel",
     "mlp_noisy_sgd_kernel", "mlp_dp_srm_kernel", "mlp_logits_kernel", "to_work_layout", "from_work_layout",
-    "sparse_rows", "gather_rows", "work_clipped_sum_kernel", "tanh_kernel",
+    "sparse_rows", "work_clipped_sum_kernel", "tanh_kernel", "prefetch",
 ]
 
 
@@ -49,6 +53,32 @@ def tanh_kernel(x: float) -> float:
     e = math.exp(2.0 * min(ax, 40.0))
     big = math.copysign(1.0 - 2.0 / (e + 1.0), x)
     return small if ax < 0.625 else big
+
+
+PREFETCH_DISTANCE = 8  # rows ahead whose CSR entries, label and norm are requested while one row is computed
+
+
+@intrinsic
+def prefetch(typingctx, arr, i):
+    """A read hint for ``arr[i]`` (LLVM ``llvm.prefetch``: no effect on results, ``i`` must be in range).
+    The batches of DP-SGD are random rows of X, so each row's CSR entries are a cache miss unless they
+    are requested a few rows ahead."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary, idx = args
+        aryty = signature.args[0]
+        ptr = cgutils.get_item_pointer(context, builder, aryty, context.make_array(aryty)(context, builder, ary),
+                                       [idx], wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, ir.IntType(32), ir.IntType(32), ir.IntType(32)])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        i32 = ir.IntType(32)
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, i), codegen
 
 
 @jit
@@ -209,23 +239,6 @@ def sparse_rows(X, idx, count):
 
 
 @jit
-def gather_rows(ptr, ind, val, sqnorm, idx, count, bptr, bind, bval, bsq):
-    """Copy CSR rows ``idx[:count]`` into the contiguous batch buffers (row k of the batch = row
-    ``idx[k]``): one pass of independent loads over the scattered rows, so the gradient pass that follows
-    reads its rows in order. ``bind``/``bval`` need room for the batch's non-zeros."""
-    m = 0
-    bptr[0] = 0
-    for k in range(count):
-        r = idx[k]
-        for q in range(ptr[r], ptr[r + 1]):
-            bind[m] = ind[q]
-            bval[m] = val[q]
-            m += 1
-        bptr[k + 1] = m
-        bsq[k] = sqnorm[r]
-
-
-@jit
 def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count, clip, d, h, K, out, a, z, o, do, da):
     """``out ← Σ_{k<count} clip_C(∇loss(θ; x, y))`` in the work layout (:func:`to_work_layout`) for the
     CSR rows ``rows[k]`` (:func:`sparse_rows`) with labels ``y[labels[k]]``; ``a``, ``z``, ``da`` (h),
@@ -245,16 +258,45 @@ def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count,
     out[:] = 0.0
     clipped = 0
     for k in range(count):
+        if k + 2 * PREFETCH_DISTANCE < count:
+            prefetch(ptr, rows[k + 2 * PREFETCH_DISTANCE])
+        if k + PREFETCH_DISTANCE < count:
+            r2 = rows[k + PREFETCH_DISTANCE]
+            q0 = ptr[r2]
+            q1 = max(q0, ptr[r2 + 1] - 1)
+            prefetch(ind, q0)
+            prefetch(ind, q1)
+            prefetch(val, q0)
+            prefetch(val, q1)
+            prefetch(sqnorm, r2)
+            prefetch(y, labels[k + PREFETCH_DISTANCE])
         r = rows[k]
         p0 = ptr[r]
         p1 = ptr[r + 1]
-        for u in range(h):
-            a[u] = work[hd + u]
-        for q in range(p0, p1):
-            base = ind[q] * h
-            v = val[q]
-            for u in range(h):
-                a[u] += work[base + u] * v
+        # first layer in blocks of four hidden units held in registers (a running sum in memory would
+        # wait on store-to-load forwarding at every feature); the same additions in the same order
+        h4 = h - h % 4
+        for u in range(0, h4, 4):
+            a0 = work[hd + u]
+            a1 = work[hd + u + 1]
+            a2 = work[hd + u + 2]
+            a3 = work[hd + u + 3]
+            for q in range(p0, p1):
+                base = ind[q] * h + u
+                v = val[q]
+                a0 += work[base] * v
+                a1 += work[base + 1] * v
+                a2 += work[base + 2] * v
+                a3 += work[base + 3] * v
+            a[u] = a0
+            a[u + 1] = a1
+            a[u + 2] = a2
+            a[u + 3] = a3
+        for u in range(h4, h):
+            acc = work[hd + u]
+            for q in range(p0, p1):
+                acc += work[ind[q] * h + u] * val[q]
+            a[u] = acc
         for u in range(h):
             z[u] = tanh_kernel(a[u])
         for c in range(K):
@@ -361,14 +403,6 @@ def mlp_noisy_sgd_kernel(theta0, X, y, d, h, K, steps, batch, lr, clip, sigma, a
     sq = np.zeros(P)
     idx = np.arange(n)
     ptr, ind, val, sqnorm = sparse_rows(X, idx, n)  # CSR form of X, built once
-    widest = 0
-    for i in range(n):
-        widest = max(widest, ptr[i + 1] - ptr[i])
-    bptr = np.empty(batch + 1, np.int64)  # the batch's rows, contiguous (gather_rows)
-    bind = np.empty(batch * widest, np.int32)
-    bval = np.empty(batch * widest)
-    bsq = np.empty(batch)
-    rows = np.arange(batch)
     a = np.empty(h)
     z = np.empty(h)
     o = np.empty(K)
@@ -381,8 +415,7 @@ def mlp_noisy_sgd_kernel(theta0, X, y, d, h, K, steps, batch, lr, clip, sigma, a
     for t in range(steps):
         if batch < n:
             fixed_batch_kernel(rng, idx, batch)
-        gather_rows(ptr, ind, val, sqnorm, idx, batch, bptr, bind, bval, bsq)
-        clipped += work_clipped_sum_kernel(theta, bptr, bind, bval, bsq, y, rows, idx, batch, clip, d, h, K, s, a, z,
+        clipped += work_clipped_sum_kernel(theta, ptr, ind, val, sqnorm, y, idx, idx, batch, clip, d, h, K, s, a, z,
                                            o, do, da)
         if sigma > 0.0:
             s += gaussian_noise_kernel(rng, P, sigma)

@@ -26,13 +26,13 @@ the Adam and the heavy-ball update, with the earlier plain settings, DP-SRM) aga
 ``sklearn.neural_network.MLPClassifier`` of the same width (non-private, tanh, adam, 50 iterations).
 
 Part 3 — per-example clipped-gradient throughput of the network on a9a (examples/s, process time,
-best of 5 (3), one thread: BLAS limited to one thread). (A) one call on the first b rows: the Numba
+best of 5 (A) or 3 (B), one thread: BLAS limited to one thread). (A) one call on the first b rows: the Numba
 kernel :func:`algorithms.mlp_kernels.mlp_clipped_sum_kernel` (norms from the outer-product structure,
 Goodfellow 2015, fused with the clip and the sum) against three NumPy implementations of the same
 computation — the natural vectorised one (per-example gradients materialised with einsum, then norms,
 clip, sum; in blocks of ≤ 4096 rows), a vectorised one using the same norm trick, and a per-example
 loop. (B) whole DP-Adam runs (DPMLPClassifier's default step: uniform batch without replacement,
-clipped sum, Gaussian noise, Adam, cosine schedule) of T steps, T·b ≈ 20 000 examples: the Numba run is
+clipped sum, Gaussian noise, Adam, cosine schedule) of two epochs, T = ⌈2n/b⌉ steps: the Numba run is
 one call of :func:`algorithms.mlp_kernels.mlp_noisy_sgd_kernel`; the NumPy runs loop over the steps in
 Python (``numpy_dp_adam``) with the materialised or the norm-trick clipped sum. b ∈ {64, 256, 1024, n}
 (1024: the DPMLPClassifier default for dp_sgd / dp_srm / rrpsgd; n: dp_gd). A DP-SGD epoch
@@ -429,10 +429,10 @@ def throughput(hidden: int) -> None:
                              True, True, 0.999, 1e-8)  # compile
         rows = []
         for b in (64, 256, 1024, n):
-            T = max(3, 20_000 // b)
+            T = math.ceil(2 * n / b)  # two epochs (a default fit runs 20; the CSR form of X is built once per run)
             numba_s = best_cpu_seconds(lambda: mlp_noisy_sgd_kernel(
                 theta, X, y, d, hidden, 1, T, b, lr, 1.0, sigma, 0.0, np.random.default_rng(1), 0.9, True, True, 0.999,
-                1e-8))
+                1e-8), 3)
             mat_s = best_cpu_seconds(lambda: numpy_dp_adam(theta, X, y, d, hidden, T, b, lr, 1.0, sigma,
                                                            np.random.default_rng(1),
                                                            chunked(numpy_materialised_clipped_sum)), 3)
@@ -441,7 +441,7 @@ def throughput(hidden: int) -> None:
             rows.append((b, T, T * b / numba_s, T * b / mat_s, T * b / trick_s))
         print(f"## DP-Adam training steps (the DPMLPClassifier default step: batch draw without replacement, clipped "
               f"sum, Gaussian noise, Adam, cosine schedule) on a9a (n = {n}), examples/s = T·b / process seconds "
-              "(best of 5 / 3); Numba: the whole T-step run in one call (mlp_noisy_sgd_kernel), NumPy: a Python loop "
+              "(best of 3); Numba: the whole T-step run in one call (mlp_noisy_sgd_kernel), NumPy: a Python loop "
               "over the steps")
         print("| batch | T | Numba run | NumPy materialised (einsum, ≤ 4096-row blocks) | NumPy norm trick | "
               "vs materialised | vs norm trick |")

@@ -117,25 +117,25 @@ def test_work_layout_transposes_the_first_layer_and_round_trips():
     np.testing.assert_array_equal(back, theta)
 
 
-def test_sparse_rows_and_gather_keep_the_non_zero_features():
-    from algorithms.mlp_kernels import gather_rows, sparse_rows
+def test_sparse_rows_keep_the_non_zero_features():
+    from algorithms.mlp_kernels import sparse_rows
 
     Xs = np.array([[0.0, 2.0, 0.0], [0.0, 0.0, 0.0], [1.0, -3.0, 0.5]])
     ptr, ind, val, sq = sparse_rows(Xs, np.arange(3), 3)
     assert ptr.tolist() == [0, 1, 1, 4] and ind[:4].tolist() == [1, 0, 1, 2] and val[:4].tolist() == [2, 1, -3, 0.5]
     np.testing.assert_array_equal(sq, [4.0, 0.0, 10.25])
-    bptr, bind, bval, bsq = np.empty(3, np.int64), np.empty(6, np.int32), np.empty(6), np.empty(2)
-    gather_rows(ptr, ind, val, sq, np.array([2, 0]), 2, bptr, bind, bval, bsq)
-    assert bptr.tolist() == [0, 3, 4] and bind[:4].tolist() == [0, 1, 2, 1] and bval[:4].tolist() == [1, -3, 0.5, 2]
-    assert bsq.tolist() == [10.25, 4.0]
+    ptr, ind, val, sq = sparse_rows(Xs, np.array([2, 0]), 2)
+    assert ptr.tolist() == [0, 3, 4] and ind[:4].tolist() == [0, 1, 2, 1] and sq.tolist() == [10.25, 4.0]
 
 
 def test_clipped_sum_on_sparse_rows_equals_the_materialised_clipped_sum():
-    """Rows with ~80 % zero features, a random subset in random order, K = 1 and 3: the fused kernel
-    (work layout, CSR rows) equals Σ clip_C(example gradient) to 1e-12."""
+    """Rows with ~80 % zero features (a few empty), a random subset in random order, K = 1 and 3, h = 5
+    (one block of four hidden units and a remainder): the fused kernel (work layout, CSR rows, prefetch
+    hints) equals Σ clip_C(example gradient) to 1e-12."""
     rng = np.random.default_rng(4)
     d, h = 12, 5
     Xs = rng.normal(size=(60, d)) * (rng.random((60, d)) < 0.2)
+    Xs[[3, 17, 40]] = 0.0
     for K in (1, 3):
         ys = rng.integers(0, K, 60).astype(np.float64) if K > 1 else np.where(rng.random(60) < 0.5, 1.0, -1.0)
         theta = rng.normal(size=n_parameters(d, h, K))
