@@ -222,8 +222,10 @@ class GridPld:
         same = other is self
         sa = float(np.sum(a))
         sb = sa if same else float(np.sum(b))
-        ia0, ia1 = _bulk(a, sa)
-        ib0, ib1 = (ia0, ia1) if same else _bulk(b, sb)
+        ia0, ia1, ib0, ib1 = 0, a.size - 1, 0, b.size - 1  # the bulk windows matter only when extended
+        if extended:
+            ia0, ia1 = _bulk(a, sa)
+            ib0, ib1 = (ia0, ia1) if same else _bulk(b, sb)
         if same and extended:  # a bulk just over half a power of two: trim it to fit (the rest grows)
             size = ia1 - ia0 + 1
             half = 1 << max(2 * size - 2, 1).bit_length() - 1
