@@ -54,8 +54,11 @@ FAST_SETTINGS = (32, 1024, 1024)
 #: most grid points of one leaf with the default discretisation (``fast``: the second value); the
 #: grid is made coarser when a leaf's loss range needs more (e.g. very small sampling rates)
 MAX_LEAF_POINTS = (1 << 19, 1 << 16)
-#: total P-mass the tail truncations may move (default; also capped at 1e-4·δ for ε queries)
+#: total P-mass the tail truncations may move (default of δ queries and curves)
 DEFAULT_TAIL_MASS = 1e-14
+#: default of ε queries: ``min(EPSILON_TAIL_MASS, 1e-6·δ)`` — at most a millionth of δ (for
+#: DP-SGD the shorter arrays also lower the float-error bound by more than the tails add)
+EPSILON_TAIL_MASS = 1e-11
 #: widest tail bins of a leaf, in leaf grid steps (:func:`wide_bins`)
 WIDE_FACTOR = 16
 #: expected number of leaf instances (over all steps) whose loss falls in a wide tail bin
@@ -350,7 +353,7 @@ def pld_epsilon(
     discretization : float, optional
         Loss-grid spacing h in nats (smaller: tighter and slower). Default: automatic.
     tail_mass : float, optional
-        Total mass the truncations may move (default ``min(1e-14, 1e-6·δ)``).
+        Total mass the truncations may move (default ``min(1e-11, 1e-6·δ)``).
     certify : bool
         Re-check the leaf discretisation and the final δ in mpmath
         (:func:`dpcore.pld.certify.certify_pld`); raises ``CertificationError`` on failure.
@@ -385,7 +388,7 @@ def pld_epsilon(
 def _pld_epsilon(event: PrivacyEvent, delta: float, discretization: Optional[float], tail_mass: Optional[float],
                  certify: bool, fast: bool, max_bulk: int) -> PrivacyResult:
     """:func:`pld_epsilon` without the memo (``delta`` already checked)."""
-    tail = min(DEFAULT_TAIL_MASS, 1e-6 * delta) if tail_mass is None else check_positive("tail_mass", tail_mass)
+    tail = min(EPSILON_TAIL_MASS, 1e-6 * delta) if tail_mass is None else check_positive("tail_mass", tail_mass)
     plds, h = _composed(event, delta, discretization=discretization, tail_mass=tail, fast=fast,
                         max_bulk=check_positive_int("max_bulk", max_bulk, minimum=16))
     if not plds:
