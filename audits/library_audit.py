@@ -42,7 +42,7 @@ MECHANISM_TRIALS = {"default": (5_000, 100_000), "discrete": (1_000, 20_000)}
 SOLVER_TRIALS = {name: (150, 20_000) for name in SOLVER_NAMES}
 SOLVER_TRIALS.update({name: (150, 2_000) for name in ("dp_svrg", "dp_svrg_pp")})
 SOLVER_TRIALS["shuffled_truncated_mirror_descent"] = (150, 2_000)  # ≈ 7 ms per call (one local draw per record)
-SOLVER_TRIALS["adassp"] = (150, 2_000)  # ≈ 10 ms per call (dpcore reports the ε of the reused noise multiplier)
+SOLVER_TRIALS.update({name: (150, 2_000) for name in ("adassp", "adassp_joint")})  # ≈ 10 ms per call
 SOLVER_TRIALS.update({name: (1_000, 20_000) for name in ("objective_perturbation", "approximate_minima_perturbation",
                                                          "approx_objective_perturbation")})
 #: Trials per side (quick, full) of each :mod:`audits.robustness_checks` row (a few ms per call).

@@ -33,6 +33,7 @@ __all__ = [
     "half_noise",
     "half_noise_solver_run",
     "unit_target_bound_adassp_run",
+    "unit_target_bound_joint_adassp_run",
     "naive_float_laplace",
     "naive_float_laplace_support",
     "reused_noise_release",
@@ -136,6 +137,13 @@ CATALOGUE: Dict[str, PlantedBug] = {
             "for |y| ≤ 1) on labels |y| ≤ Y = 10: that release runs at a tenth of its noise.",
             "auditing notes §3 row 3 (sensitivity for the wrong domain); Wang 2018 Alg. 2",
         ),
+        PlantedBug(
+            "adassp-joint-unit-target-bound", "solver", "adassp_joint", "clopper-pearson", 2_000,
+            "AdaSSP's joint release of [X, k·y]ᵀ[X, k·y] with the label column scaled by k = X (target bound "
+            "taken as 1) instead of X/Y, noise calibrated for rows of norm √2·X: on labels |y| ≤ Y = 10 the "
+            "cross entries move 10× further than the noise assumes.",
+            "auditing notes §3 row 3 (sensitivity for the wrong domain); Wang 2018 §4 (SSP)",
+        ),
     )
 }
 
@@ -201,6 +209,24 @@ def unit_target_bound_adassp_run(solve: Callable, X: np.ndarray, y: np.ndarray, 
         return correct(norm_bound, 1.0, relation)
 
     with mock.patch.object(sufficient_statistics, "adassp_sensitivities", unit_bound):
+        return solve(X, y, **kwargs)
+
+
+def unit_target_bound_joint_adassp_run(solve: Callable, X: np.ndarray, y: np.ndarray, **kwargs):
+    """Run AdaSSP's ``variant="joint"`` with its label scaling done for the target bound 1 (the bug).
+
+    ``solve`` is :func:`algorithms.sufficient_statistics.adassp`; during the call the joint release
+    receives Y = 1 in place of ``target_bound`` (the labels are still validated against the true
+    bound by the caller), so it scales the labels by k = X instead of X/Y and calibrates the noise
+    for rows of norm √2·X, while rows reach norm √(X² + X²Y²): for Y > 1 the release runs at about
+    1/Y of its needed noise. The privacy event, hence the claim, is the correct one.
+    """
+    correct = sufficient_statistics._joint
+
+    def unit_bound(data, target_bound: float, norm_bound: float, **options):
+        return correct(data, 1.0, norm_bound, **options)
+
+    with mock.patch.object(sufficient_statistics, "_joint", unit_bound):
         return solve(X, y, **kwargs)
 
 

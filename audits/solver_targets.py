@@ -25,6 +25,11 @@ sensitivity 2X·Y. No single pair reaches all three sensitivities at once (the X
 x ⟂ x′, the Xᵀy bound 2XY needs x′ = ±x), and θ̂ is linear only in Xᵀŷ, so the audit tests the Xᵀy
 release at its worst case; the score is again θ̂·e_d, and the claim is the ε of all three releases.
 
+AdaSSP's ``variant="joint"`` (target ``adassp_joint``, what ``DPLinearRegression(solver="adassp")`` runs)
+releases G = ZᵀZ, Z = [X, k·y] with k = X/Y, as one Gaussian. The same mirror pair maps to the rows
+(±e_d, k·Y) = (±e_d, X): G moves only in its two (d, d+1) entries, each by 2X², so ‖ΔG‖_F = 2√2·X²,
+the joint release's full replace-one sensitivity √2·B² with B² = 2X². The score is again θ̂·e_d.
+
 A solver at ``epsilon=math.inf`` (noise off) separates D from D′ perfectly: the audit then reports
 ε_lb at the Clopper–Pearson ceiling (≈ ln(trials/3.7)), which shows that the attack works.
 """
@@ -67,8 +72,11 @@ _MODULES = {
     "batched_truncated_mirror_descent": "algorithms.truncated_mirror_descent",
     "shuffled_truncated_mirror_descent": "algorithms.truncated_mirror_descent",
     "adassp": "algorithms.sufficient_statistics",
+    "adassp_joint": "algorithms.sufficient_statistics",
 }
 SOLVER_NAMES = tuple(_MODULES)
+#: targets that run another name's function with extra settings (``SOLVER_SETTINGS``)
+_FUNCTIONS = {"adassp_joint": "adassp"}
 
 _CANARY_LABEL = 10.0  # |Y|: keeps the canary's Huber residual in the linear (saturated) part
 COMMON_SETTINGS = {"loss": "huber", "data_norm_bound": 1.0}
@@ -98,6 +106,8 @@ SOLVER_SETTINGS: Dict[str, dict] = {
     "rrpsgd": {"batch_size": 50, "max_rounds": 1, "trace": False},
     # AdaSSP fits the squared loss on labels |y| ≤ Y; Y = the canary's label (module docstring)
     "adassp": {"loss": "squared", "target_bound": _CANARY_LABEL},
+    # the joint variant DPLinearRegression(solver="adassp") runs (module docstring)
+    "adassp_joint": {"loss": "squared", "target_bound": _CANARY_LABEL, "variant": "joint"},
 }
 #: Solvers whose guarantee exists only for small ε (Su–Zhao–Wang Theorem 9: ε = O(√(log(n/δ)/n))) are
 #: audited at min(ε, cap) on a larger canary problem (n, d) instead of the defaults.
@@ -105,7 +115,8 @@ _EPSILON_CAP = {"shuffled_truncated_mirror_descent": 0.05}
 # dp_srm / rrpsgd: full batches on n = 50, so that every release (and every random round R ≥ 1) sees the canary
 _PROBLEM_SIZE = {"shuffled_truncated_mirror_descent": (2000, 3), "dp_srm": (50, 3), "rrpsgd": (50, 3)}
 # solvers taking noise_multiplier: calibrated once, the trials reuse it
-_NOISE_MULTIPLIER = ("dp_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp", "dp_accmd", "dp_srm", "rrpsgd", "adassp")
+_NOISE_MULTIPLIER = ("dp_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp", "dp_accmd", "dp_srm", "rrpsgd", "adassp",
+                     "adassp_joint")
 _ADD_REMOVE = ("dp_sgd",)  # Poisson sampling is analysed under add/remove
 _NOISE_FAMILY = {  # GDP estimator only where every release is an unsampled Gaussian
     "dp_gd": "gaussian",
@@ -114,14 +125,15 @@ _NOISE_FAMILY = {  # GDP estimator only where every release is an unsampled Gaus
 }
 
 #: Planted solver bugs that wrap the solver's own run (the claim stays the correct solver's).
-_BUGGY_RUNS = {"half-noise": pb.half_noise_solver_run, "adassp-unit-target-bound": pb.unit_target_bound_adassp_run}
+_BUGGY_RUNS = {"half-noise": pb.half_noise_solver_run, "adassp-unit-target-bound": pb.unit_target_bound_adassp_run,
+               "adassp-joint-unit-target-bound": pb.unit_target_bound_joint_adassp_run}
 
 # early-stopped output perturbation (planted): logistic loss, λ = 1, stop at ‖∇F‖ ≤ 0.25
 _ES_ALPHA, _ES_TOL, _ES_N, _ES_D = 1.0, 0.25, 50, 3
 
 
 def _solver(name: str):
-    return getattr(importlib.import_module(_MODULES[name]), name)
+    return getattr(importlib.import_module(_MODULES[name]), _FUNCTIONS.get(name, name))
 
 
 def canary_datasets(n: int, d: int, relation: str, seed: int = 0) -> Tuple[Tuple[np.ndarray, np.ndarray], ...]:
@@ -214,7 +226,9 @@ def solver_target(
         ``name="output_perturbation_gd"``; then ``n``, ``d`` are fixed by the bug's construction),
         ``"half-noise"`` (with ``name="dp_gd"``: the calibrated noise multiplier halved, the
         claim kept), or ``"adassp-unit-target-bound"`` (with ``name="adassp"``: the Xᵀy noise
-        calibrated for |y| ≤ 1, the claim kept); finite ``epsilon`` only.
+        calibrated for |y| ≤ 1, the claim kept), or ``"adassp-joint-unit-target-bound"`` (with
+        ``name="adassp_joint"``: the label column scaled for |y| ≤ 1, the claim kept); finite
+        ``epsilon`` only.
     n, d : int
         Dataset size (records) and dimension of the canary problem.
 
