@@ -7,9 +7,12 @@ per-example gradient Lipschitz in the parameters on bounded data. Parameters are
 ``θ = [W₁ (h×d, row-major), b₁ (h), W₂ (K×h), b₂ (K)]``, P = h(d + 1) + K(h + 1) entries.
 
 Privacy needs nothing from the model beyond per-example clipping: every noisy release is a sum of
-per-example vectors clipped with :func:`algorithms.clipping.clip_vector_kernel` (the same clip as the
-linear solvers), batches come from :func:`algorithms.dp_sgd.fixed_batch_kernel`, noise from
-:func:`mechanisms.kernels.gaussian_noise_kernel`.
+per-example vectors clipped by :func:`algorithms.clipping.clip_factor` at the threshold
+:func:`algorithms.clipping.clip_margin` (those of the linear solvers' ``clip_vector_kernel``; the norm
+is taken from the gradient's outer-product structure, never materialising it), batches come from
+:func:`algorithms.dp_sgd.fixed_batch_kernel`, noise from :func:`mechanisms.kernels.gaussian_noise_kernel`.
+Training loops keep θ in a work layout (W₁ transposed, :func:`to_work_layout`) and X's rows in CSR form
+(:func:`sparse_rows`) for the whole run.
 """
 
 from __future__ import annotations
@@ -25,14 +28,14 @@ from numba.extending import intrinsic
 from dpcore._jit import jit
 from mechanisms.kernels import gaussian_noise_kernel
 
-from .clipping import clip_factor, clip_margin, clip_vector_kernel
+from .clipping import clip_factor, clip_margin
 from .dp_sgd import fixed_batch_kernel
 from .dp_srm import bounded_step_kernel
 
 __all__ = [
     "n_parameters", "example_gradient_kernel", "mlp_loss_kernel", "mlp_clipped_sum_kernel", "mlp_srm_query_kernel",
     "mlp_noisy_sgd_kernel", "mlp_dp_srm_kernel", "mlp_logits_kernel", "to_work_layout", "from_work_layout",
-    "sparse_rows", "work_clipped_sum_kernel", "tanh_kernel", "prefetch",
+    "sparse_rows", "work_clipped_sum_kernel", "work_srm_query_kernel", "tanh_kernel", "prefetch",
 ]
 
 
@@ -239,6 +242,92 @@ def sparse_rows(X, idx, count):
 
 
 @jit
+def _prefetch_ahead(ptr, ind, val, sqnorm, y, rows, labels, k, count):
+    """Read hints for the row PREFETCH_DISTANCE ahead (its CSR entries, norm and label) and for the
+    ``ptr`` entry of the row twice as far."""
+    if k + 2 * PREFETCH_DISTANCE < count:
+        prefetch(ptr, rows[k + 2 * PREFETCH_DISTANCE])
+    if k + PREFETCH_DISTANCE < count:
+        r2 = rows[k + PREFETCH_DISTANCE]
+        q0 = ptr[r2]
+        q1 = max(q0, ptr[r2 + 1] - 1)
+        prefetch(ind, q0)
+        prefetch(ind, q1)
+        prefetch(val, q0)
+        prefetch(val, q1)
+        prefetch(sqnorm, r2)
+        prefetch(y, labels[k + PREFETCH_DISTANCE])
+
+
+@jit
+def _work_backprop(work, ind, val, p0, p1, yi, d, h, K, a, z, o, do, da):
+    """One example (CSR entries ``p0:p1``, label ``yi``) through the network in the work layout:
+    fills z (hidden activations), do = ∂loss/∂o and da = ∂loss/∂a (the gradient is δa ⊗ [x, 1] for
+    W₁, b₁ and δo ⊗ [z, 1] for W₂, b₂); returns (‖δa‖², ‖z‖², ‖δo‖²)."""
+    hd = h * d
+    off2 = hd + h
+    off3 = off2 + K * h
+    # first layer in blocks of four hidden units held in registers (a running sum in memory would
+    # wait on store-to-load forwarding at every feature); the same additions in the same order
+    h4 = h - h % 4
+    for u in range(0, h4, 4):
+        a0 = work[hd + u]
+        a1 = work[hd + u + 1]
+        a2 = work[hd + u + 2]
+        a3 = work[hd + u + 3]
+        for q in range(p0, p1):
+            base = ind[q] * h + u
+            v = val[q]
+            a0 += work[base] * v
+            a1 += work[base + 1] * v
+            a2 += work[base + 2] * v
+            a3 += work[base + 3] * v
+        a[u] = a0
+        a[u + 1] = a1
+        a[u + 2] = a2
+        a[u + 3] = a3
+    for u in range(h4, h):
+        acc = work[hd + u]
+        for q in range(p0, p1):
+            acc += work[ind[q] * h + u] * val[q]
+        a[u] = acc
+    for u in range(h):
+        z[u] = tanh_kernel(a[u])
+    for c in range(K):
+        s = work[off3 + c]
+        for u in range(h):
+            s += work[off2 + c * h + u] * z[u]
+        o[c] = s
+    _output_grad(o, yi, K, do)
+    dasq = 0.0
+    zsq = 0.0
+    for u in range(h):
+        s = 0.0
+        for c in range(K):
+            s += work[off2 + c * h + u] * do[c]
+        da[u] = s * (1.0 - z[u] * z[u])
+        dasq += da[u] * da[u]
+        zsq += z[u] * z[u]
+    dosq = 0.0
+    for c in range(K):
+        dosq += do[c] * do[c]
+    return dasq, zsq, dosq
+
+
+@jit
+def _add_first_layer(out, ind, val, p0, p1, coef, d, h):
+    """``out``'s W₁, b₁ blocks (work layout) += coef ⊗ [x, 1] over the example's non-zero features."""
+    hd = h * d
+    for u in range(h):
+        out[hd + u] += coef[u]
+    for q in range(p0, p1):
+        base = ind[q] * h
+        v = val[q]
+        for u in range(h):
+            out[base + u] += coef[u] * v
+
+
+@jit
 def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count, clip, d, h, K, out, a, z, o, do, da):
     """``out ← Σ_{k<count} clip_C(∇loss(θ; x, y))`` in the work layout (:func:`to_work_layout`) for the
     CSR rows ``rows[k]`` (:func:`sparse_rows`) with labels ``y[labels[k]]``; ``a``, ``z``, ``da`` (h),
@@ -250,91 +339,91 @@ def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count,
     non-zero features only. The norm and the clip factor are computed in plain IEEE arithmetic (no
     fast-math), with :func:`algorithms.clipping.clip_margin`'s rounding margin.
     """
-    hd = h * d
-    off2 = hd + h
+    off2 = h * d + h
     off3 = off2 + K * h
     # the computed clipped vector (off3 + K parameters) keeps norm <= C despite rounding (clipping.clip_margin)
     margin = clip_margin(clip, off3 + K)
     out[:] = 0.0
     clipped = 0
     for k in range(count):
-        if k + 2 * PREFETCH_DISTANCE < count:
-            prefetch(ptr, rows[k + 2 * PREFETCH_DISTANCE])
-        if k + PREFETCH_DISTANCE < count:
-            r2 = rows[k + PREFETCH_DISTANCE]
-            q0 = ptr[r2]
-            q1 = max(q0, ptr[r2 + 1] - 1)
-            prefetch(ind, q0)
-            prefetch(ind, q1)
-            prefetch(val, q0)
-            prefetch(val, q1)
-            prefetch(sqnorm, r2)
-            prefetch(y, labels[k + PREFETCH_DISTANCE])
+        _prefetch_ahead(ptr, ind, val, sqnorm, y, rows, labels, k, count)
         r = rows[k]
         p0 = ptr[r]
         p1 = ptr[r + 1]
-        # first layer in blocks of four hidden units held in registers (a running sum in memory would
-        # wait on store-to-load forwarding at every feature); the same additions in the same order
-        h4 = h - h % 4
-        for u in range(0, h4, 4):
-            a0 = work[hd + u]
-            a1 = work[hd + u + 1]
-            a2 = work[hd + u + 2]
-            a3 = work[hd + u + 3]
-            for q in range(p0, p1):
-                base = ind[q] * h + u
-                v = val[q]
-                a0 += work[base] * v
-                a1 += work[base + 1] * v
-                a2 += work[base + 2] * v
-                a3 += work[base + 3] * v
-            a[u] = a0
-            a[u + 1] = a1
-            a[u + 2] = a2
-            a[u + 3] = a3
-        for u in range(h4, h):
-            acc = work[hd + u]
-            for q in range(p0, p1):
-                acc += work[ind[q] * h + u] * val[q]
-            a[u] = acc
-        for u in range(h):
-            z[u] = tanh_kernel(a[u])
-        for c in range(K):
-            s = work[off3 + c]
-            for u in range(h):
-                s += work[off2 + c * h + u] * z[u]
-            o[c] = s
-        _output_grad(o, y[labels[k]], K, do)
-        dasq = 0.0
-        zsq = 0.0
-        for u in range(h):
-            s = 0.0
-            for c in range(K):
-                s += work[off2 + c * h + u] * do[c]
-            da[u] = s * (1.0 - z[u] * z[u])
-            dasq += da[u] * da[u]
-            zsq += z[u] * z[u]
-        dosq = 0.0
-        for c in range(K):
-            dosq += do[c] * do[c]
+        dasq, zsq, dosq = _work_backprop(work, ind, val, p0, p1, y[labels[k]], d, h, K, a, z, o, do, da)
         norm = math.sqrt(dasq * (sqnorm[r] + 1.0) + dosq * (zsq + 1.0))
         f = 0.0 if norm != norm else clip_factor(norm, margin)  # a NaN gradient contributes nothing
         if f < 1.0:
             clipped += 1
         for u in range(h):
             da[u] *= f
-            out[hd + u] += da[u]
-        for q in range(p0, p1):
-            base = ind[q] * h
-            v = val[q]
-            for u in range(h):
-                out[base + u] += da[u] * v
+        _add_first_layer(out, ind, val, p0, p1, da, d, h)
         for c in range(K):
             g = f * do[c]
             for u in range(h):
                 out[off2 + c * h + u] += g * z[u]
             out[off3 + c] += g
     return clipped
+
+
+@jit
+def work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, rows, labels, count, gamma, clip1, clip2, d, h,
+                          K, out, a, z, zp, o, do, dop, da, dap):
+    """DP-SRM's later-step sum (wang-jayaraman-evans-gu §6.1, eq. (6.1)) in the work layout:
+    ``out ← Σ_k [γ·clip_{C₁}(gₖ(θ)) + (1 − γ)·clip_{C₂}(gₖ(θ) − gₖ(θ_prev))]`` (θ = ``work``,
+    θ_prev = ``work_prev``; rows, labels and scratch as :func:`work_clipped_sum_kernel`, ``zp``, ``dap`` (h),
+    ``dop`` (K) for θ_prev). Returns (clipped gradients, clipped differences).
+
+    Fused like :func:`work_clipped_sum_kernel`: both gradients share x, so the difference's W₁, b₁ blocks
+    are (δa − δa′) ⊗ [x, 1] with squared norm ‖δa − δa′‖²(‖x‖² + 1); its W₂, b₂ blocks
+    δoₖz − δo′ₖz′ and δo − δo′ are formed entry by entry (O(Kh)), the same expressions in the norm and in
+    the sum, and the record's contribution to W₁ is one outer product
+    (γf₁δa + (1 − γ)f₂(δa − δa′)) ⊗ x.
+    """
+    off2 = h * d + h
+    off3 = off2 + K * h
+    margin1 = clip_margin(clip1, off3 + K)
+    margin2 = clip_margin(clip2, off3 + K)
+    out[:] = 0.0
+    c1 = 0
+    c2 = 0
+    for k in range(count):
+        _prefetch_ahead(ptr, ind, val, sqnorm, y, rows, labels, k, count)
+        r = rows[k]
+        p0 = ptr[r]
+        p1 = ptr[r + 1]
+        yi = y[labels[k]]
+        dasq, zsq, dosq = _work_backprop(work, ind, val, p0, p1, yi, d, h, K, a, z, o, do, da)
+        _work_backprop(work_prev, ind, val, p0, p1, yi, d, h, K, a, zp, o, dop, dap)
+        norm1 = math.sqrt(dasq * (sqnorm[r] + 1.0) + dosq * (zsq + 1.0))
+        f1 = 0.0 if norm1 != norm1 else clip_factor(norm1, margin1)
+        ddsq = 0.0
+        for u in range(h):
+            dap[u] = da[u] - dap[u]  # δa − δa′
+            ddsq += dap[u] * dap[u]
+        w2sq = 0.0
+        for c in range(K):
+            for u in range(h):
+                e = do[c] * z[u] - dop[c] * zp[u]
+                w2sq += e * e
+            e = do[c] - dop[c]
+            w2sq += e * e
+        norm2 = math.sqrt(ddsq * (sqnorm[r] + 1.0) + w2sq)
+        f2 = 0.0 if norm2 != norm2 else clip_factor(norm2, margin2)
+        if f1 < 1.0:
+            c1 += 1
+        if f2 < 1.0:
+            c2 += 1
+        g1 = gamma * f1
+        g2 = (1.0 - gamma) * f2
+        for u in range(h):
+            da[u] = g1 * da[u] + g2 * dap[u]
+        _add_first_layer(out, ind, val, p0, p1, da, d, h)
+        for c in range(K):
+            for u in range(h):
+                out[off2 + c * h + u] += g1 * (do[c] * z[u]) + g2 * (do[c] * z[u] - dop[c] * zp[u])
+            out[off3 + c] += g1 * do[c] + g2 * (do[c] - dop[c])
+    return c1, c2
 
 
 @jit
@@ -358,29 +447,20 @@ def mlp_clipped_sum_kernel(theta, X, y, idx, count, clip, d, h, K, out):
 @jit
 def mlp_srm_query_kernel(theta, theta_prev, X, y, idx, count, gamma, clip1, clip2, d, h, K, out):
     """DP-SRM's later-step sum (wang-jayaraman-evans-gu §6.1, eq. (6.1)) for the network:
-    ``out ← Σ_k [γ·clip_{C₁}(gₖ(θ)) + (1 − γ)·clip_{C₂}(gₖ(θ) − gₖ(θ_prev))]``. Returns (clipped
-    gradients, clipped differences)."""
-    P = out.shape[0]
-    g = np.empty(P)
-    gp = np.empty(P)
-    z = np.empty(h)
-    o = np.empty(K)
-    do = np.empty(K)
-    out[:] = 0.0
-    c1 = 0
-    c2 = 0
-    for k in range(count):
-        i = idx[k]
-        example_gradient_kernel(theta, X, y, i, d, h, K, g, z, o, do)
-        example_gradient_kernel(theta_prev, X, y, i, d, h, K, gp, z, o, do)
-        gp -= g
-        gp *= -1.0  # g(θ) − g(θ_prev)
-        if clip_vector_kernel(g, clip1) > clip1:
-            c1 += 1
-        if clip_vector_kernel(gp, clip2) > clip2:
-            c2 += 1
-        for j in range(P):
-            out[j] += gamma * g[j] + (1.0 - gamma) * gp[j]
+    ``out ← Σ_k [γ·clip_{C₁}(gₖ(θ)) + (1 − γ)·clip_{C₂}(gₖ(θ) − gₖ(θ_prev))]`` over rows ``idx[:count]``
+    (parameter layout of the module docstring). Returns (clipped gradients, clipped differences). One
+    call of :func:`work_srm_query_kernel` on the CSR form of the rows."""
+    P = theta.shape[0]
+    work = np.empty(P)
+    work_prev = np.empty(P)
+    acc = np.empty(P)
+    to_work_layout(theta, d, h, work)
+    to_work_layout(theta_prev, d, h, work_prev)
+    ptr, ind, val, sqnorm = sparse_rows(X, idx, count)
+    c1, c2 = work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, np.arange(count), idx, count, gamma,
+                                   clip1, clip2, d, h, K, acc, np.empty(h), np.empty(h), np.empty(h), np.empty(K),
+                                   np.empty(K), np.empty(K), np.empty(h), np.empty(h))
+    from_work_layout(acc, d, h, out)
     return c1, c2
 
 
@@ -445,18 +525,29 @@ def mlp_noisy_sgd_kernel(theta0, X, y, d, h, K, steps, batch, lr, clip, sigma, a
 def mlp_dp_srm_kernel(theta0, X, y, d, h, K, steps, b0, b, gamma, clip1, clip2, sigma0, sigma, lr, step_bound, alpha,
                       out_index, rng):
     """wang-jayaraman-evans-gu Alg. 1 on the network (as :func:`algorithms.dp_srm.dp_srm_kernel`):
-    T releases and updates; returns (θ_{out_index}, releases, clipped gradients, clipped differences)."""
+    T releases and updates; returns (θ_{out_index}, releases, clipped gradients, clipped differences).
+    θ stays in the work layout and X in CSR form for the whole run (as :func:`mlp_noisy_sgd_kernel`)."""
     n = X.shape[0]
     P = theta0.shape[0]
-    theta = theta0.copy()
+    theta = np.empty(P)
+    to_work_layout(theta0, d, h, theta)
     prev = np.empty(P)
     s = np.empty(P)
     u = np.empty(P)
     direction = np.empty(P)
     idx = np.arange(n)
+    ptr, ind, val, sqnorm = sparse_rows(X, idx, n)  # CSR form of X, built once
+    a = np.empty(h)
+    z = np.empty(h)
+    zp = np.empty(h)
+    o = np.empty(K)
+    do = np.empty(K)
+    dop = np.empty(K)
+    da = np.empty(h)
+    dap = np.empty(h)
     kept = theta.copy()
     fixed_batch_kernel(rng, idx, b0)
-    c1 = mlp_clipped_sum_kernel(theta, X, y, idx, b0, clip1, d, h, K, s)
+    c1 = work_clipped_sum_kernel(theta, ptr, ind, val, sqnorm, y, idx, idx, b0, clip1, d, h, K, s, a, z, o, do, da)
     c2 = 0
     if sigma0 > 0.0:
         s += gaussian_noise_kernel(rng, P, sigma0)
@@ -470,7 +561,8 @@ def mlp_dp_srm_kernel(theta0, X, y, d, h, K, steps, b0, b, gamma, clip1, clip2, 
             kept[:] = theta
         if t + 1 < steps:
             fixed_batch_kernel(rng, idx, b)
-            a1, a2 = mlp_srm_query_kernel(theta, prev, X, y, idx, b, gamma, clip1, clip2, d, h, K, s)
+            a1, a2 = work_srm_query_kernel(theta, prev, ptr, ind, val, sqnorm, y, idx, idx, b, gamma, clip1, clip2, d,
+                                           h, K, s, a, z, zp, o, do, dop, da, dap)
             c1 += a1
             c2 += a2
             if sigma > 0.0:
@@ -478,4 +570,6 @@ def mlp_dp_srm_kernel(theta0, X, y, d, h, K, steps, b0, b, gamma, clip1, clip2, 
             for j in range(P):
                 u[j] = (1.0 - gamma) * u[j] + s[j] / b
             releases += 1
-    return kept, releases, c1, c2
+    out = np.empty(P)
+    from_work_layout(kept, d, h, out)
+    return out, releases, c1, c2

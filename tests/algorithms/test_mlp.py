@@ -163,6 +163,33 @@ def test_srm_query_contribution_is_bounded_by_6_1():
         assert np.linalg.norm(out) <= (0.1 * 1.0 + 0.9 * 0.05) * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("K", [1, 3])
+def test_fused_srm_query_equals_the_materialised_one(K):
+    """The fused DP-SRM sum (no per-example gradient materialised) equals Σ [γ·clip_{C₁}(g(θ)) +
+    (1 − γ)·clip_{C₂}(g(θ) − g(θ_prev))] built from example_gradient_kernel and clip_vector_kernel, to 1e-12,
+    on sparse rows in random order with both clips binding for some records; the clip counts agree."""
+    rng = np.random.default_rng(5)
+    d, h, gamma, c1, c2 = 12, 5, 0.3, 1.5, 0.5
+    Xs = rng.normal(size=(60, d)) * (rng.random((60, d)) < 0.3)
+    ys = rng.integers(0, K, 60).astype(np.float64) if K > 1 else np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    theta = rng.normal(size=n_parameters(d, h, K))
+    prev = theta + 0.2 * rng.normal(size=theta.shape[0])
+    idx = rng.permutation(60)[:30]
+    out, ref = np.empty(theta.shape[0]), np.zeros(theta.shape[0])
+    got = mlp_srm_query_kernel(theta, prev, Xs, ys, idx, 30, gamma, c1, c2, d, h, K, out)
+    n1 = n2 = 0
+    for i in idx:
+        g, gp = np.empty_like(out), np.empty_like(out)
+        example_gradient_kernel(theta, Xs, ys, i, d, h, K, g, np.empty(h), np.empty(K), np.empty(K))
+        example_gradient_kernel(prev, Xs, ys, i, d, h, K, gp, np.empty(h), np.empty(K), np.empty(K))
+        diff = g - gp
+        n1 += clip_vector_kernel(g, c1) > c1
+        n2 += clip_vector_kernel(diff, c2) > c2
+        ref += gamma * g + (1 - gamma) * diff
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-14)
+    assert got == (n1, n2) and 1 <= n1 < 30 and 1 <= n2 < 30
+
+
 @pytest.mark.parametrize("solver, kw", [("dp_gd", dict(epochs=3000, learning_rate=1.0, heavy_ball=0.0,
                                                        lr_schedule="constant", optimizer="momentum")),
                                         ("dp_srm", dict(epochs=3000, batch_size=300, learning_rate=1.0,
