@@ -242,6 +242,12 @@ def sparse_rows(X, idx, count):
 
 
 @jit
+def _scratch(h, K):
+    """Per-example scratch of :func:`_work_backprop`: a, z (h), o, do (K), da (h)."""
+    return np.empty(h), np.empty(h), np.empty(K), np.empty(K), np.empty(h)
+
+
+@jit
 def _prefetch_ahead(ptr, ind, val, sqnorm, y, rows, labels, k, count):
     """Read hints for the row PREFETCH_DISTANCE ahead (its CSR entries, norm and label) and for the
     ``ptr`` entry of the row twice as far."""
@@ -438,8 +444,9 @@ def mlp_clipped_sum_kernel(theta, X, y, idx, count, clip, d, h, K, out):
     to_work_layout(theta, d, h, work)
     ptr, ind, val, sqnorm = sparse_rows(X, idx, count)
     rows = np.arange(count)
-    clipped = work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, idx, count, clip, d, h, K, acc,
-                                      np.empty(h), np.empty(h), np.empty(K), np.empty(K), np.empty(h))
+    a, z, o, do, da = _scratch(h, K)
+    clipped = work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, idx, count, clip, d, h, K, acc, a, z, o,
+                                      do, da)
     from_work_layout(acc, d, h, out)
     return clipped
 
@@ -457,9 +464,10 @@ def mlp_srm_query_kernel(theta, theta_prev, X, y, idx, count, gamma, clip1, clip
     to_work_layout(theta, d, h, work)
     to_work_layout(theta_prev, d, h, work_prev)
     ptr, ind, val, sqnorm = sparse_rows(X, idx, count)
+    a, z, o, do, da = _scratch(h, K)
+    _, zp, _, dop, dap = _scratch(h, K)
     c1, c2 = work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, np.arange(count), idx, count, gamma,
-                                   clip1, clip2, d, h, K, acc, np.empty(h), np.empty(h), np.empty(h), np.empty(K),
-                                   np.empty(K), np.empty(K), np.empty(h), np.empty(h))
+                                   clip1, clip2, d, h, K, acc, a, z, zp, o, do, dop, da, dap)
     from_work_layout(acc, d, h, out)
     return c1, c2
 
@@ -483,11 +491,7 @@ def mlp_noisy_sgd_kernel(theta0, X, y, d, h, K, steps, batch, lr, clip, sigma, a
     sq = np.zeros(P)
     idx = np.arange(n)
     ptr, ind, val, sqnorm = sparse_rows(X, idx, n)  # CSR form of X, built once
-    a = np.empty(h)
-    z = np.empty(h)
-    o = np.empty(K)
-    do = np.empty(K)
-    da = np.empty(h)
+    a, z, o, do, da = _scratch(h, K)
     releases = 0
     clipped = 0
     c1 = 1.0
@@ -537,14 +541,8 @@ def mlp_dp_srm_kernel(theta0, X, y, d, h, K, steps, b0, b, gamma, clip1, clip2, 
     direction = np.empty(P)
     idx = np.arange(n)
     ptr, ind, val, sqnorm = sparse_rows(X, idx, n)  # CSR form of X, built once
-    a = np.empty(h)
-    z = np.empty(h)
-    zp = np.empty(h)
-    o = np.empty(K)
-    do = np.empty(K)
-    dop = np.empty(K)
-    da = np.empty(h)
-    dap = np.empty(h)
+    a, z, o, do, da = _scratch(h, K)
+    _, zp, _, dop, dap = _scratch(h, K)
     kept = theta.copy()
     fixed_batch_kernel(rng, idx, b0)
     c1 = work_clipped_sum_kernel(theta, ptr, ind, val, sqnorm, y, idx, idx, b0, clip1, d, h, K, s, a, z, o, do, da)
