@@ -247,7 +247,7 @@ def _scratch(h, K):
     return np.empty(h), np.empty(h), np.empty(K), np.empty(K), np.empty(h)
 
 
-@jit
+@jit(inline="always")
 def _prefetch_ahead(ptr, ind, val, sqnorm, y, rows, labels, k, count):
     """Read hints for the row PREFETCH_DISTANCE ahead (its CSR entries, norm and label) and for the
     ``ptr`` entry of the row twice as far."""
@@ -265,7 +265,7 @@ def _prefetch_ahead(ptr, ind, val, sqnorm, y, rows, labels, k, count):
         prefetch(y, labels[k + PREFETCH_DISTANCE])
 
 
-@jit
+@jit(inline="always")
 def _work_backprop(work, ind, val, p0, p1, yi, d, h, K, a, z, o, do, da):
     """One example (CSR entries ``p0:p1``, label ``yi``) through the network in the work layout:
     fills z (hidden activations), do = ∂loss/∂o and da = ∂loss/∂a (the gradient is δa ⊗ [x, 1] for
@@ -320,7 +320,7 @@ def _work_backprop(work, ind, val, p0, p1, yi, d, h, K, a, z, o, do, da):
     return dasq, zsq, dosq
 
 
-@jit
+@jit(inline="always")
 def _add_first_layer(out, ind, val, p0, p1, coef, d, h):
     """``out``'s W₁, b₁ blocks (work layout) += coef ⊗ [x, 1] over the example's non-zero features."""
     hd = h * d
