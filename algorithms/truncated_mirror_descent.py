@@ -37,6 +37,17 @@ is unchanged: T is public and data-independent (σ is calibrated for the b = ⌊
 enters after the noisy release (post-processing). ``schedule="theorem"`` keeps Theorem 16's T and
 γ. The tuned step is not covered by the theorem's rate.
 Alg. 4 (Theorem 10): λ = √(nε)/(κ² d log(1/δ))^{1/4}, T = M²n²ε²/(λ² d log(1/δ)).
+
+**Where Algorithm 4 can learn** (O-constants 1, log(1/δ') = 1, δ = 1e-5, p = 1.1, ℓ1 ball R = 5 so
+M = 10, ±1 features; RESULTS.md "ℓp solvers"). Theorem 9's regime caps ε at what ε₀ = 1 reaches
+after shuffling: ε_max(n) = 0.0188 at n = 5·10⁴, 0.0035 at 10⁶, 0.00021 at 10⁸ (dpcore, ≈ n^{−0.56}).
+Theorem 10's bound M(κ²d log(1/δ))^{1/4}/√(nε) at ε = ε_max(n) is then 10.7 at n = 5·10⁴ and
+5.6 at 10⁶ (d = 1000; 5.8 / 3.0 / 1.2 at n = 5·10⁴ / 10⁶ / 10⁸ for d = 100), while no model of the
+logistic loss is worse than w = 0 by more than ln 2 (measured excess risk of w = 0: 0.265): the
+bound falls only as ≈ n^{−0.2} and stays above ln 2 until n ≈ 4·10¹⁰ (d = 1000), and Theorem 10's
+own sample-size condition n ≥ max{β², 1}M²√(dκ² log(1/δ))/ε fails at every n below ≈ 3·10⁹
+(d = 1000; 1.6·10⁸ for d = 100). At the benchmark's n = 5·10⁴ the theorem therefore promises
+nothing, and w ≈ 0 is what its regime delivers, not a defect of this implementation.
 β (smoothness w.r.t. ‖·‖_p) defaults to the loss's ℓ2 constant for ``data_norm_bound``.
 ``alpha`` is the library's L2 term, whose gradient αw is added after the noise (data-independent).
 """

@@ -47,6 +47,7 @@ import time
 import numpy as np
 
 from algorithms import batched_truncated_mirror_descent, dp_sgd, noisy_mirror_descent, phased_dp_sgd
+from algorithms.noisy_mirror_descent import tuned_steps
 from algorithms.constraints import L1, get_constraint
 from algorithms.losses import get_loss
 from algorithms.mirror_maps import bregman_step_kernel, lp_geometry, mirror_grad_kernel
@@ -92,52 +93,146 @@ def constrained_optimum(X, y, iters: int = 400) -> np.ndarray:
     return w
 
 
-def run_methods(X, y, eps: float, seed: int):
+METHODS = ("mirror-A3", "mirror-A3-gg", "mirror-A3-paper", "mirror-A7", "dp-sgd", "phased-sgd")
+
+
+def run_methods(X, y, eps: float, seed: int, methods=METHODS):
+    """Weights of each method in ``methods`` at (eps, DELTA) and the wall time. ``eps = inf`` runs
+    ``mirror-A3`` noise-free with the private default's T (its optimisation floor)."""
     n, d = X.shape
     q = P_MIRROR / (P_MIRROR - 1)
     lq = float(np.max(np.linalg.norm(X, ord=q, axis=1)))  # public here: ‖x‖_q = d^{1/q} for ±1 features
     l2 = math.nextafter(float(np.max(np.linalg.norm(X, axis=1))), math.inf)
     beta = 0.25 * lq * lq
     common = dict(loss="logistic", delta=DELTA, constraint="l1", radius=RADIUS, rng=seed)
+    mirror = dict(p=P_MIRROR, epsilon=eps, smoothness=beta, **common)
+    gg = dict(clip_norm=lq, noise="generalized_gaussian", **mirror)
+    runs = {
+        "mirror-A3": lambda: noisy_mirror_descent(X, y, data_norm_bound=l2, **mirror,
+                                                  **({"steps": tuned_steps(n, d)} if math.isinf(eps) else {})),
+        "mirror-A3-gg": lambda: noisy_mirror_descent(X, y, **gg),
+        "mirror-A3-paper": lambda: noisy_mirror_descent(X, y, schedule="theorem", **gg),
+        "mirror-A7": lambda: batched_truncated_mirror_descent(X, y, truncation=lq, schedule="theorem", clip_norm=lq,
+                                                              **dict(mirror, epsilon=min(eps, 1.0))),
+        "dp-sgd": lambda: dp_sgd(X, y, epsilon=eps, data_norm_bound=l2, batch_size=256, epochs=5,
+                                 sampling="without_replacement", **common),
+        "phased-sgd": lambda: phased_dp_sgd(X, y, p=P_MIRROR, epsilon=eps, data_norm_bound=l2, **common),
+    }
     out = {}
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        out["mirror-A3"] = noisy_mirror_descent(X, y, p=P_MIRROR, epsilon=eps, data_norm_bound=l2, smoothness=beta,
-                                                **common).weights
-        out["mirror-A3-gg"] = noisy_mirror_descent(X, y, p=P_MIRROR, epsilon=eps, clip_norm=lq, smoothness=beta,
-                                                   noise="generalized_gaussian", **common).weights
-        out["mirror-A3-paper"] = noisy_mirror_descent(X, y, p=P_MIRROR, epsilon=eps, clip_norm=lq, smoothness=beta,
-                                                      noise="generalized_gaussian", schedule="theorem",
-                                                      **common).weights
-        out["mirror-A7"] = batched_truncated_mirror_descent(X, y, p=P_MIRROR, epsilon=min(eps, 1.0), truncation=lq,
-                                                            schedule="theorem", clip_norm=lq, smoothness=beta, **common).weights
-    out["dp-sgd"] = dp_sgd(X, y, epsilon=eps, data_norm_bound=l2, batch_size=256, epochs=5,
-                           sampling="without_replacement", **common).weights
-    out["phased-sgd"] = phased_dp_sgd(X, y, p=P_MIRROR, epsilon=eps, data_norm_bound=l2, **common).weights
+        for m in methods:
+            out[m] = runs[m]().weights
     return out, time.perf_counter() - t
 
 
-def risk_table(datasets, eps_grid, seeds):
+def risk_table(datasets, eps_grid, seeds, methods=METHODS, floor=False):
+    """Rows of excess empirical / test risk (mean, sd and the per-seed values) per dataset, ε, method;
+    ``floor``: also ``mirror-A3`` noise-free (ε = inf, the private T; deterministic, one run)."""
     rows = []
     for label, d, (Xtr, ytr), (Xte, yte) in datasets:
         w_opt = constrained_optimum(Xtr, ytr)
         f_tr, f_te = LOSS.value(w_opt, Xtr, ytr), LOSS.value(w_opt, Xte, yte)
-        for eps in eps_grid:
+        w0_emp = LOSS.value(np.zeros(d), Xtr, ytr) - f_tr  # the trivial model's excess risk
+        grid = [(eps, seeds, methods) for eps in eps_grid] + ([(math.inf, 1, ("mirror-A3",))] if floor else [])
+        for eps, n_seeds, ms in grid:
             acc = {}
             wall = 0.0
-            for seed in range(seeds):
-                ws, sec = run_methods(Xtr, ytr, eps, seed)
+            for seed in range(n_seeds):
+                ws, sec = run_methods(Xtr, ytr, eps, seed, ms)
                 wall += sec
                 for m, w in ws.items():
                     acc.setdefault(m, []).append((LOSS.value(w, Xtr, ytr) - f_tr, LOSS.value(w, Xte, yte) - f_te))
             for m, vals in acc.items():
                 a = np.array(vals)
-                rows.append(dict(data=label, d=d, n=Xtr.shape[0], eps=eps, method=m, seeds=seeds, emp=a[:, 0].mean(),
+                rows.append(dict(data=label, d=d, n=Xtr.shape[0], eps=eps, method=m, seeds=n_seeds, emp=a[:, 0].mean(),
                                  emp_sd=a[:, 0].std(ddof=1) if len(a) > 1 else 0.0, test=a[:, 1].mean(),
-                                 test_sd=a[:, 1].std(ddof=1) if len(a) > 1 else 0.0))
-            print(f"  {label} d={d} eps={eps}: {wall:.1f}s for {seeds} seeds", file=sys.stderr, flush=True)
+                                 test_sd=a[:, 1].std(ddof=1) if len(a) > 1 else 0.0,
+                                 emp_seeds=a[:, 0].tolist(), test_seeds=a[:, 1].tolist(), w0_emp=w0_emp,
+                                 sec_per_fit=wall / n_seeds / len(ms)))
+            print(f"  {label} d={d} eps={eps}: {wall:.1f}s for {n_seeds} seeds", file=sys.stderr, flush=True)
     return rows
+
+
+def d_slopes(rows, key: str = "emp", boot: int = 4000, seed: int = 0):
+    """Least-squares slope of log(excess risk) against log d over the synthetic rows, per (method, ε),
+    with a percentile bootstrap 95 % interval (seeds resampled independently at each d). Also, for
+    ``mirror-A3``, the slope of the privacy part risk(ε) − risk(ε = inf) (the noise-free floor at the
+    same T). Rows: (method, ε, d's, means, slope, lo, hi)."""
+    rng = np.random.default_rng(seed)
+    syn = [r for r in rows if r["data"] == "synthetic" and "emp_seeds" in r]
+    floor = {r["d"]: r[key] for r in syn if r["method"] == "mirror-A3" and math.isinf(r["eps"])}
+    out = []
+    for m in sorted({r["method"] for r in syn}):
+        for eps in sorted({r["eps"] for r in syn if r["method"] == m and not math.isinf(r["eps"])}):
+            cells = sorted((r["d"], np.array(r[key + "_seeds"])) for r in syn if r["method"] == m and r["eps"] == eps)
+            variants = [(m, lambda v, d: v)]
+            if m == "mirror-A3" and all(d in floor for d, _ in cells):
+                variants.append((m + " minus floor", lambda v, d: v - floor[d]))
+            for name, tr in variants:
+                ds = np.log([d for d, _ in cells])
+                vals = [tr(v, d) for d, v in cells]
+                means = np.array([v.mean() for v in vals])
+                if len(cells) < 2 or np.any(means <= 0):
+                    continue
+                slope = np.polyfit(ds, np.log(means), 1)[0]
+                bs = []
+                for _ in range(boot):
+                    mb = np.array([rng.choice(v, size=v.size).mean() for v in vals])
+                    if np.all(mb > 0):
+                        bs.append(np.polyfit(ds, np.log(mb), 1)[0])
+                lo, hi = np.percentile(bs, [2.5, 97.5])
+                out.append((name, eps, [d for d, _ in cells], means, slope, lo, hi))
+    return out
+
+
+def _print_slopes(rows) -> None:
+    print("log-log slope of excess empirical risk against d (synthetic; bootstrap 95% CI over seeds). "
+          "Prediction: ~0.5 for mirror descent (sqrt(d)/(n eps) polylog), ~1 for Euclidean (an extra sqrt(d))")
+    print(f"{'method':>24} {'eps':>4} {'d':>18} {'means':>34} {'slope':>6} {'95% CI':>16}")
+    for name, eps, ds, means, slope, lo, hi in d_slopes(rows):
+        print(f"{name:>24} {eps:>4} {','.join(map(str, ds)):>18} {' '.join(f'{m:.3g}' for m in means):>34} "
+              f"{slope:>6.2f} [{lo:>6.2f}, {hi:>6.2f}]")
+    print()
+
+
+def plot_slopes(rows, path) -> None:
+    """Log-log excess empirical risk against d per ε with the fitted slopes (and their CIs) in the legend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fits = d_slopes(rows)
+    eps_grid = sorted({f[1] for f in fits})
+    fig, axes = plt.subplots(1, len(eps_grid), figsize=(4.6 * len(eps_grid), 4.2), squeeze=False)
+    for j, eps in enumerate(eps_grid):
+        ax = axes[0][j]
+        for name, e, ds, means, slope, lo, hi in fits:
+            if e != eps:
+                continue
+            ds = np.array(ds, dtype=float)
+            line = ax.plot(ds, means, "o-", label=f"{name}: slope {slope:.2f} [{lo:.2f}, {hi:.2f}]")[0]
+            c = np.polyfit(np.log(ds), np.log(means), 1)
+            ax.plot(ds, np.exp(np.polyval(c, np.log(ds))), ":", color=line.get_color(), lw=0.8)
+        syn = [r for r in rows if r["data"] == "synthetic" and r["method"] == "mirror-A3" and r["eps"] == eps]
+        if syn:
+            d0 = min(r["d"] for r in syn)
+            y0 = [r["emp"] for r in syn if r["d"] == d0][0]
+            ds = np.array(sorted({r["d"] for r in syn}), dtype=float)
+            ax.plot(ds, y0 * np.sqrt(ds / d0), "k--", lw=0.7, label="slope 0.5")
+            ax.plot(ds, y0 * ds / d0, "k-.", lw=0.7, label="slope 1")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("d")
+        ax.set_title(f"excess empirical risk, ε={eps}")
+        ax.legend(fontsize=6.5)
+    ns = sorted({r["n"] for r in rows if r["data"] == "synthetic"})
+    fig.suptitle(f"d-dependence, ℓ1 ball R={RADIUS}, ±1 features, n={'/'.join(map(str, ns))}: fitted log-log slopes "
+                 "(bootstrap 95% CI over seeds)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def numpy_l1_step(theta, r, kappa, R):
@@ -356,6 +451,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="also write the risk rows here")
     ap.add_argument("--merge", nargs="+", default=None, help="print / plot rows from these --json files only")
     ap.add_argument("--png", default=None, help="write the risk-vs-d figure here")
+    ap.add_argument("--methods", default=",".join(METHODS), help="comma list of methods to run")
+    ap.add_argument("--n", type=int, default=None, help="n for every synthetic d (default 50 000, 20 000 at d = 10 000)")
+    ap.add_argument("--floor", action="store_true", help="also mirror-A3 noise-free at the private T (its floor)")
+    ap.add_argument("--slopes", default=None, help="print log-log slopes against d and write their figure here")
     ap.add_argument("--throughput-only", action="store_true", help="only the mirror-step throughput table")
     ap.add_argument("--no-throughput", action="store_true")
     args = ap.parse_args(argv)
@@ -370,7 +469,9 @@ def main(argv=None) -> int:
         else:
             names, eps_grid, seeds = args.datasets.split(","), tuple(map(float, args.eps.split(","))), args.seeds
             sizes = {100: 50_000, 1000: 50_000, 10_000: 20_000}
-        rows = risk_table(_datasets(names, sizes), eps_grid, seeds)
+            if args.n:
+                sizes = {int(x): args.n for x in names if x != "a9a"}
+        rows = risk_table(_datasets(names, sizes), eps_grid, seeds, tuple(args.methods.split(",")), args.floor)
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump(rows, fh, indent=1)
@@ -380,6 +481,10 @@ def main(argv=None) -> int:
     if args.png:
         plot(rows, args.png)
         print(f"figure: {args.png}")
+    if args.slopes:
+        _print_slopes(rows)
+        plot_slopes(rows, args.slopes)
+        print(f"figure: {args.slopes}")
     return 0
 
 
