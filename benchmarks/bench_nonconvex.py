@@ -26,7 +26,7 @@ the Adam and the heavy-ball update, with the earlier plain settings, DP-SRM) aga
 ``sklearn.neural_network.MLPClassifier`` of the same width (non-private, tanh, adam, 50 iterations).
 
 Part 3 — per-example clipped-gradient throughput of the network on a9a (examples/s, process time,
-best of 5 (A) or 3 (B), one thread: BLAS limited to one thread). (A) one call on the first b rows: the Numba
+best of 5 rounds in which every cell is timed once in turn, one thread: BLAS limited to one thread). (A) one call on the first b rows: the Numba
 kernel :func:`algorithms.mlp_kernels.mlp_clipped_sum_kernel` (norms from the outer-product structure,
 Goodfellow 2015, fused with the clip and the sum) against three NumPy implementations of the same
 computation — the natural vectorised one (per-example gradients materialised with einsum, then norms,
@@ -367,13 +367,15 @@ def chunked(clipped_sum, rows=4096):
     return run
 
 
-def best_cpu_seconds(fn, repeats=5):
-    """Least process time of ``repeats`` calls (single-threaded code on a shared machine)."""
-    best = math.inf
-    for _ in range(repeats):
-        t = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t)
+def best_cpu_seconds(cells: dict, rounds: int = 5) -> dict:
+    """Least process time of each cell's callable over ``rounds`` rounds; every round times every cell once,
+    in turn, so a load change on the shared machine hits all columns alike (single-threaded code)."""
+    best = {key: math.inf for key in cells}
+    for _ in range(rounds):
+        for key, fn in cells.items():
+            t = time.process_time()
+            fn()
+            best[key] = min(best[key], time.process_time() - t)
     return best
 
 
@@ -406,14 +408,16 @@ def throughput(hidden: int) -> None:
                "trick": lambda b: numpy_clipped_sum(theta, X[:b], y[:b], d, hidden, 1.0),
                "loop": lambda b: numpy_loop_clipped_sum(theta, X[:min(b, 512)], y[:min(b, 512)], d, hidden, 1.0)}
         batches = (64, 256, 1024, n)
-        res = {}
+        cells, work = {}, {}
         for label, fn in fns.items():
             for b in batches:
-                m = min(b, 512) if label == "loop" else b  # the loop is timed on at most 512 rows
                 reps = max(1, 40_000 // b)
-                res[(label, b)] = reps * m / best_cpu_seconds(lambda: [fn(b) for _ in range(reps)])
+                cells[(label, b)] = lambda fn=fn, b=b, reps=reps: [fn(b) for _ in range(reps)]
+                work[(label, b)] = reps * (min(b, 512) if label == "loop" else b)  # the loop: at most 512 rows
+        res = {key: work[key] / sec for key, sec in best_cpu_seconds(cells).items()}
         print(f"## Per-example clipped gradients of the {hidden}-unit network on a9a (d = {d}, P = {P}): one call "
-              "on the first b rows, examples/s (best of 5 process times, one thread, BLAS limited to one thread)")
+              "on the first b rows, examples/s (best of 5 interleaved rounds of process time, one thread, BLAS limited to "
+              "one thread)")
         print("| batch | Numba kernel | NumPy materialised (einsum) | NumPy norm trick | NumPy per-example loop | "
               "vs materialised | vs norm trick | vs loop |")
         print("|---|---|---|---|---|---|---|---|")
@@ -427,21 +431,21 @@ def throughput(hidden: int) -> None:
         lr, sigma = 3.0 / math.sqrt(P), 2.0
         mlp_noisy_sgd_kernel(theta, X, y, d, hidden, 1, 2, 64, lr, 1.0, sigma, 0.0, np.random.default_rng(0), 0.9,
                              True, True, 0.999, 1e-8)  # compile
-        rows = []
+        cells, steps = {}, {}
         for b in (64, 256, 1024, n):
-            T = math.ceil(2 * n / b)  # two epochs (a default fit runs 20; the CSR form of X is built once per run)
-            numba_s = best_cpu_seconds(lambda: mlp_noisy_sgd_kernel(
+            T = steps[b] = math.ceil(2 * n / b)  # two epochs (a default fit runs 20; X's CSR form is built once per run)
+            cells[("numba", b)] = lambda T=T, b=b: mlp_noisy_sgd_kernel(
                 theta, X, y, d, hidden, 1, T, b, lr, 1.0, sigma, 0.0, np.random.default_rng(1), 0.9, True, True, 0.999,
-                1e-8), 3)
-            mat_s = best_cpu_seconds(lambda: numpy_dp_adam(theta, X, y, d, hidden, T, b, lr, 1.0, sigma,
-                                                           np.random.default_rng(1),
-                                                           chunked(numpy_materialised_clipped_sum)), 3)
-            trick_s = best_cpu_seconds(lambda: numpy_dp_adam(theta, X, y, d, hidden, T, b, lr, 1.0, sigma,
-                                                             np.random.default_rng(1), numpy_clipped_sum), 3)
-            rows.append((b, T, T * b / numba_s, T * b / mat_s, T * b / trick_s))
+                1e-8)
+            for label, fn in (("materialised", chunked(numpy_materialised_clipped_sum)), ("trick", numpy_clipped_sum)):
+                cells[(label, b)] = lambda T=T, b=b, fn=fn: numpy_dp_adam(theta, X, y, d, hidden, T, b, lr, 1.0, sigma,
+                                                                          np.random.default_rng(1), fn)
+        sec = best_cpu_seconds(cells)
+        rows = [(b, T, T * b / sec[("numba", b)], T * b / sec[("materialised", b)], T * b / sec[("trick", b)])
+                for b, T in steps.items()]
         print(f"## DP-Adam training steps (the DPMLPClassifier default step: batch draw without replacement, clipped "
               f"sum, Gaussian noise, Adam, cosine schedule) on a9a (n = {n}), examples/s = T·b / process seconds "
-              "(best of 3); Numba: the whole T-step run in one call (mlp_noisy_sgd_kernel), NumPy: a Python loop "
+              "(best of 5 interleaved rounds); Numba: the whole T-step run in one call (mlp_noisy_sgd_kernel), NumPy: a Python loop "
               "over the steps")
         print("| batch | T | Numba run | NumPy materialised (einsum, ≤ 4096-row blocks) | NumPy norm trick | "
               "vs materialised | vs norm trick |")
