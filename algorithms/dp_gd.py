@@ -33,7 +33,7 @@ import numpy as np
 
 import dpcore
 from dpcore._jit import jit
-from dpcore._validation import check_choice, check_delta, check_nonnegative, check_positive, check_positive_int
+from dpcore._validation import check_choice, check_delta, check_half_open_unit, check_positive, check_positive_int
 from dpcore.events import GaussianEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
 
@@ -77,10 +77,7 @@ def default_step_factor(n: int, epsilon: Optional[float], steps: int) -> float:
 def check_heavy_ball(value: float, name: str = "momentum") -> float:
     """A heavy-ball / extrapolation coefficient μ as a float in [0, 1); ``ValueError`` naming ``name``
     otherwise. (DP-SRM's γ ∈ (0, 1] is a different quantity: :func:`algorithms.dp_srm.check_momentum`.)"""
-    mu = check_nonnegative(name, value)
-    if not mu < 1.0:
-        raise ValueError(f"{name} must be in [0, 1); got {value!r}")
-    return mu
+    return check_half_open_unit(name, value)
 
 
 def dp_gd_paper_sigma(epsilon: float, delta: float, *, n: int, steps: int, lipschitz: float,

@@ -49,6 +49,14 @@ def check_open_unit(name: str, value: object) -> float:
     return x
 
 
+def check_half_open_unit(name: str, value: object) -> float:
+    """Return ``value`` as float if it is in [0, 1) (e.g. a momentum coefficient)."""
+    x = _as_real(name, value)
+    if not 0 <= x < 1:
+        raise ValueError(f"{name} must be in [0, 1); got {value!r}")
+    return x
+
+
 def check_delta(name: str, value: object) -> float:
     """δ of an (ε, δ) guarantee: must be in (0, 1)."""
     return check_open_unit(name, value)

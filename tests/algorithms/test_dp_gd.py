@@ -131,3 +131,16 @@ def test_momentum_post_processes_the_same_releases():
 def test_momentum_out_of_range_is_refused(bad):
     with pytest.raises(ValueError, match="momentum"):
         dp_gd(X, Y, epsilon=1.0, data_norm_bound=1.0, momentum=bad)
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.0, 1e308, -math.inf])
+def test_heavy_ball_coefficient_refusals_state_one_range(value):
+    """Every out-of-range μ (DP-GD's momentum, DP-SVRG's, the MLP's heavy_ball, DP-SRM's extrapolation) names the
+    same allowed range [0, 1); a negative value once reported [0, inf)."""
+    from algorithms.dp_gd import check_heavy_ball
+
+    with pytest.raises(ValueError, match=r"extrapolation must be in \[0, 1\)"):
+        check_heavy_ball(value, "extrapolation")
+    with pytest.raises(ValueError, match="must not be NaN"):
+        check_heavy_ball(math.nan, "extrapolation")
+    assert check_heavy_ball(0.0) == 0.0 and check_heavy_ball(0.9) == 0.9
