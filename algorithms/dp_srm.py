@@ -51,7 +51,7 @@ worse at ε = 0.2 on all three data sets (0.003 worse to 0.0007 better at ε = 1
 extrapolated steps are what moved DP-SRM on a9a (Table 2 setting, 10 seeds): 0.1614 / 0.1592 → 0.1607 /
 0.1552 at ε = 0.2 / 0.5; DP-GD on the same schedule and extrapolation is within 0.001 on every benchmarked set.
 ``defaults="paper"``: the §7.1 a9a choices — b₀ = b = 100, 5 data passes, C₂ = C₁/100, γ = C₂/C₁,
-step cap ζ/(n₀L) = C₂/β_loss (the C₂ clip is then a no-op), largest step 1/(2β), uniformly random
+step cap ζ/(n₀L) = C₂/β_loss (the C₂ clip is then a no-op at extrapolation 0; it always runs), largest step 1/(2β), uniformly random
 output iterate. Arguments given explicitly override either set.
 """
 

@@ -358,9 +358,11 @@ def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count,
         p1 = ptr[r + 1]
         dasq, zsq, dosq = _work_backprop(work, ind, val, p0, p1, y[labels[k]], d, h, K, a, z, o, do, da)
         norm = math.sqrt(dasq * (sqnorm[r] + 1.0) + dosq * (zsq + 1.0))
-        f = 0.0 if norm != norm else clip_factor(norm, margin)  # a NaN gradient contributes nothing
+        f = 0.0 if norm != norm else clip_factor(norm, margin)
         if f < 1.0:
             clipped += 1
+        if f == 0.0:  # a NaN or infinite gradient contributes nothing (NaN·0 would still reach ``out``)
+            continue
         for u in range(h):
             da[u] *= f
         _add_first_layer(out, ind, val, p0, p1, da, d, h)
@@ -420,6 +422,8 @@ def work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, rows, label
             c1 += 1
         if f2 < 1.0:
             c2 += 1
+        if f1 == 0.0 or f2 == 0.0:  # a non-finite gradient or difference: the record contributes nothing
+            continue
         g1 = gamma * f1
         g2 = (1.0 - gamma) * f2
         for u in range(h):
