@@ -281,6 +281,27 @@ def _result(data, theta, alpha, trace, start, privacy, event, z, sigma, details)
     )
 
 
+def noisy_gram(Z: np.ndarray, sigma: float, gen: np.random.Generator) -> np.ndarray:
+    """ZᵀZ + σE with E symmetric, diagonal N(0, 1) and off-diagonal N(0, 1/2) entries: the Gaussian
+    mechanism of noise std ``sigma`` on v(ZᵀZ), where v stacks the diagonal and √2 × the upper triangle
+    (the isometry under which :func:`joint_sensitivity` is an ℓ2 sensitivity), since v(E) then has
+    i.i.d. N(0, 1) entries.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, m)
+        Rows [x, k·y] (unitless once scaled).
+    sigma : float
+        Noise standard deviation on v(ZᵀZ), same units as ZᵀZ's entries.
+    gen : numpy.random.Generator
+    """
+    m = Z.shape[1]
+    E = np.triu(gen.standard_normal((m, m)))
+    E = E + np.triu(E, 1).T
+    E[~np.eye(m, dtype=bool)] *= math.sqrt(0.5)
+    return Z.T @ Z + sigma * E
+
+
 def _joint(data, Y: float, X: float, *, epsilon, delta, alpha, relation, accountant, noise_multiplier, rng, trace,
            start) -> SolverResult:
     """variant="joint" (module docstring): one Gaussian release of v([X, k·y]ᵀ[X, k·y]), k = X/Y, and the
@@ -295,11 +316,7 @@ def _joint(data, Y: float, X: float, *, epsilon, delta, alpha, relation, account
                                                         relation=relation, accountant=accountant)
     sigma = z * sens
     gen = as_generator(rng)
-    Z = np.hstack([data.X, k * data.y[:, None]])
-    E = np.triu(gen.standard_normal((d + 1, d + 1)))
-    E = E + np.triu(E, 1).T
-    E[~np.eye(d + 1, dtype=bool)] *= math.sqrt(0.5)  # off-diagonal N(0, 1/2): v(E) has i.i.d. N(0, 1) entries
-    G = Z.T @ Z + sigma * E
+    G = noisy_gram(np.hstack([data.X, k * data.y[:, None]]), sigma, gen)
     lam, V = np.linalg.eigh(G[:d, :d])
     M = (V * np.maximum(lam, 0.0)) @ V.T + n * alpha * np.eye(d)  # PSD projection plus the public ridge
     b = G[:d, d] / k

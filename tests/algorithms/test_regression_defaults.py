@@ -222,6 +222,30 @@ def test_adassp_adds_the_accounted_noise_to_its_statistics(variant):
     assert chi2.ppf(0.5e-6, 600) < total < chi2.isf(0.5e-6, 600)
 
 
+def test_joint_gram_noise_is_iid_standard_normal_in_isometric_coordinates():
+    """The joint release ZᵀZ + σE (whole matrix, not only its last column): E is exactly symmetric and the
+    isometric coordinates v(E) — the diagonal and √2 × the upper triangle — are N(0, 1). Over 400 draws of a
+    4 × 4 release, Σ v(E)² over the diagonal (χ²₁₆₀₀) and over the upper triangle (χ²₂₄₀₀) each lie in their
+    two-sided interval of false-alarm rate 1e-6: off-diagonal N(0, 1) (no √½) gives ≈ 4800, a diagonal
+    scaled by √½ gives ≈ 800."""
+    from scipy.stats import chi2
+
+    from algorithms.sufficient_statistics import noisy_gram
+
+    rng = np.random.default_rng(3)
+    Z = rng.uniform(-1.0, 1.0, (30, 4))
+    sigma, gen = 2.5, np.random.default_rng(4)
+    iu = np.triu_indices(4, 1)
+    diag = off = 0.0
+    for _ in range(400):
+        E = (noisy_gram(Z, sigma, gen) - Z.T @ Z) / sigma
+        assert np.array_equal(E, E.T)
+        diag += float(np.sum(np.diag(E) ** 2))
+        off += float(np.sum((math.sqrt(2.0) * E[iu]) ** 2))
+    assert chi2.ppf(0.5e-6, 1600) < diag < chi2.isf(0.5e-6, 1600)
+    assert chi2.ppf(0.5e-6, 2400) < off < chi2.isf(0.5e-6, 2400)
+
+
 @pytest.mark.parametrize("cls", [DPLinearRegression, DPHuberRegressor])
 def test_auto_intercept_scaling_is_half_the_row_bound_with_scaled_targets(cls):
     """intercept_scaling='auto' (the regressors' default): c = R/2 with a target bound or range, 1.0 without;
