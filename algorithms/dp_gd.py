@@ -59,7 +59,8 @@ def default_steps(n: int, epsilon: Optional[float]) -> int:
     """T = min(100, max(10, ⌈n·ε/15⌉)) (100 for ε = inf or a given noise multiplier): public n and ε only."""
     if epsilon is None or math.isinf(epsilon):
         return 100
-    return int(min(100, max(10, math.ceil(n * epsilon / 15.0))))
+    ratio = n * epsilon / 15.0  # may round to inf for a huge finite ε: compared before ceil, never converted
+    return 100 if ratio >= 100 else max(10, math.ceil(ratio))
 
 
 def default_step_factor(n: int, epsilon: Optional[float], steps: int) -> float:

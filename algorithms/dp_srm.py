@@ -100,7 +100,8 @@ def default_srm_steps(n: int, epsilon: Optional[float]) -> int:
     """
     if epsilon is None or math.isinf(epsilon):
         return 100
-    return int(min(100, max(10, math.ceil(n * epsilon / STEPS_SCALE))))
+    ratio = n * epsilon / STEPS_SCALE  # may round to inf for a huge finite ε: compared before ceil
+    return 100 if ratio >= 100 else max(10, math.ceil(ratio))
 
 
 def dp_srm_sensitivities(clip_norm: float, diff_clip_norm: float, momentum: float) -> tuple[float, float]:
