@@ -64,6 +64,11 @@ from dpcore.result import PrivacyResult
 __all__ = ["objective_delta", "ObjectiveProfile", "objective_event", "calibrate_objective_noise", "objective_privacy"]
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
+#: Largest ε dpcore's ``"profile"`` accountant inverts a privacy profile to: its bracket doubles from 1
+#: and gives up past 1e6, so 2¹⁹ is the last ε it checks (``dpcore.accounting._profile_epsilon``).
+PROFILE_MAX_EPSILON = 2.0**19
+_TINY = 5e-324  # least positive float: the floor of log δ in the calibration root search
+_LOG_S_MAX = 700.0  # e^700 ≈ 1e304: noise multipliers beyond it overflow σ = 2L·m
 
 
 def _gaussian_delta(t: float, mu2: float) -> float:
@@ -173,18 +178,24 @@ def calibrate_objective_noise(epsilon: float, delta: float, eps_jacobian: float,
     """
     if not epsilon > eps_jacobian:
         raise ValueError(f"epsilon={epsilon} leaves no budget after the Jacobian term {eps_jacobian}")
+    if epsilon > PROFILE_MAX_EPSILON:
+        raise ValueError(f"epsilon must be in (0, {PROFILE_MAX_EPSILON:g}] (the range dpcore's 'profile' accountant "
+                         f"reports), or inf for noise off; got {epsilon!r}")
     w1 = 1.0 / math.sqrt(1.0 - output_share)
     w2 = 0.0 if output_share == 0.0 else 1.0 / math.sqrt(output_share)
 
     def f(log_s: float) -> float:
         s = math.exp(log_s)
-        return math.log(max(objective_delta(epsilon, s * w1, s * w2, eps_jacobian), 1e-300)) - math.log(delta)
+        return math.log(max(objective_delta(epsilon, s * w1, s * w2, eps_jacobian), _TINY)) - math.log(delta)
 
     lo, hi = -5.0, 5.0
     while f(lo) < 0.0:
         lo -= 5.0
     while f(hi) > 0.0:
         hi += 5.0
+        if hi > _LOG_S_MAX:  # δ(ε; s) has no root below an overflowing noise scale
+            raise ValueError(f"delta={delta!r} is too small to calibrate at epsilon={epsilon!r}: the noise scale "
+                             "would overflow float64; delta must be above about 1e-300")
     s = math.exp(brentq(f, lo, hi, xtol=1e-12))
     while objective_delta(epsilon, s * w1, s * w2, eps_jacobian) > delta:
         s *= 1.0 + 1e-12

@@ -157,8 +157,19 @@ def jacobian_epsilon(beta: float, ridge_n: float) -> float:
 
 def ridge_for_jacobian(beta: float, n: int, alpha: float, eps_jacobian: float) -> float:
     """Least λ ≥ n·alpha with ln(1 + 2β/λ) ≤ ``eps_jacobian`` (Chaudhuri et al. 2011 Alg. 2: extra
-    ridge only when the user's regulariser is too weak). ``eps_jacobian = inf`` → n·alpha."""
-    need = 0.0 if math.isinf(eps_jacobian) else 2.0 * beta / math.expm1(eps_jacobian)
+    ridge only when the user's regulariser is too weak). ``eps_jacobian = inf`` → n·alpha.
+
+    For ε_J > 690 the ridge is the one for ε_J = 690 (2β·e⁻⁶⁹⁰, larger than needed, so its Jacobian term
+    is still ≤ ``eps_jacobian``) instead of an ``expm1`` overflow or a ridge that underflows to 0.
+    ``ValueError`` (naming epsilon) when ε_J is so small that the ridge overflows float64."""
+    if math.isinf(eps_jacobian):
+        need = 0.0
+    else:
+        need = 2.0 * beta / math.expm1(min(eps_jacobian, 690.0)) if eps_jacobian > 0.0 else math.inf
+        if not math.isfinite(need):
+            raise ValueError(f"epsilon is too small for objective perturbation: its Jacobian share eps_J="
+                             f"{eps_jacobian!r} needs a ridge 2*beta/(exp(eps_J) - 1) beyond float64; "
+                             "eps_J = jacobian_fraction*epsilon must be above about 1e-300")
     ridge = max(n * alpha, need)
     if ridge > 0.0 and not math.isinf(eps_jacobian):
         while jacobian_epsilon(beta, ridge) > eps_jacobian:  # float rounding: step to the safe side
