@@ -17,13 +17,13 @@ from typing import Optional
 import numpy as np
 
 import dpcore
-from dpcore._validation import check_choice, check_positive, check_positive_int
+from dpcore._validation import check_choice, check_positive
 from dpcore.events import PrivacyEvent
 from dpcore.result import PrivacyResult
 from mechanisms.base import convert_sensitivity
 from mechanisms.generalized_gaussian import GeneralizedGaussian
 
-from ._solver_common import Setup, check_relation_replace_one, setup
+from ._solver_common import Setup, check_iterations, check_relation_replace_one, setup
 from .constraints import Constraint
 from .mirror_maps import LP, LpGeometry, bregman_step_kernel, lp_geometry, mirror_constraint
 
@@ -126,7 +126,7 @@ def check_steps(steps: Optional[int], default: float, n: Optional[int], name: st
     """``steps`` if given, else the theorem's T rounded up; in [1, n] when ``n`` is given (one batch per
     step), unbounded when None (full-batch steps)."""
     if steps is not None:
-        T = check_positive_int(name, steps)
+        T = check_iterations(name, steps)
     else:
         if not math.isfinite(default) or default <= 0:
             raise ValueError(f"{name}: the default schedule is not finite here; give {name} explicitly")

@@ -45,7 +45,14 @@ __all__ = [
     "default_step",
     "initial_point",
     "noise_off_result",
+    "MAX_ITERATIONS",
+    "check_iterations",
+    "iteration_count",
 ]
+
+#: Most iterations (steps, epochs, rounds) a solver accepts: the kernels count in int64, and the
+#: products of counts they form (releases, gradient evaluations) must not wrap; no run that long ends.
+MAX_ITERATIONS = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,23 @@ def check_batch_size(batch_size: object, n: int) -> int:
     if b > n:
         raise ValueError(f"batch_size must be in [1, n={n}]; got {b}")
     return b
+
+
+def iteration_count(name: str, value: object, count: float) -> int:
+    """max(1, ⌈count⌉) for the iteration count implied by argument ``name=value``; ``ValueError`` naming
+    ``name`` when it exceeds :data:`MAX_ITERATIONS` (compared before ``ceil``: an inf count never converts)."""
+    if not count <= MAX_ITERATIONS:
+        raise ValueError(f"{name} must give at most MAX_ITERATIONS={MAX_ITERATIONS} iterations; got {name}={value!r} "
+                         f"({count:.4g} iterations)")
+    return max(1, math.ceil(count))
+
+
+def check_iterations(name: str, value: object) -> int:
+    """An integer count in [1, :data:`MAX_ITERATIONS`] (steps, epochs, rounds)."""
+    count = check_positive_int(name, value)
+    if count > MAX_ITERATIONS:
+        raise ValueError(f"{name} must be an integer in [1, MAX_ITERATIONS={MAX_ITERATIONS}]; got {value!r}")
+    return count
 
 
 def check_relation_replace_one(relation: str, reason: str) -> str:

@@ -39,13 +39,13 @@ from typing import Optional
 import numpy as np
 
 from dpcore._jit import jit
-from dpcore._validation import check_choice, check_positive, check_positive_int
+from dpcore._validation import check_choice, check_positive
 from dpcore.events import GaussianEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
-    as_generator, calibrated_privacy, check_calibration, check_counts, check_relation_replace_one, finish, initial_point,
-    noise_off_result, setup,
+    as_generator, calibrated_privacy, check_calibration, check_counts, check_iterations, check_relation_replace_one, finish,
+    initial_point, noise_off_result, setup,
 )
 from .clipping import clipped_gradient_sum_kernel, clipped_sum_sensitivity
 from .constraints import L1, L2, project_kernel
@@ -268,7 +268,7 @@ def dp_accmd(
     check_calibration(calibration, _PAPER)
     check_relation_replace_one(relation, "DP-AccMD normalises by n, which add/remove neighbours change")
     check_choice("constraint", constraint, ("l1", "l2"))
-    steps = check_positive_int("steps", steps)
+    steps = check_iterations("steps", steps)
     s = setup(X, y, loss=loss, alpha=alpha, l1=0.0, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
               loss_params=loss_params)

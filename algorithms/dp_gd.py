@@ -38,7 +38,7 @@ from dpcore.events import GaussianEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
-    as_generator, calibrated_privacy, check_counts, check_relation_replace_one, default_step, finish,
+    as_generator, calibrated_privacy, check_counts, check_iterations, check_relation_replace_one, default_step, finish,
     initial_point, noise_off_result, setup,
 )
 from .clipping import clipped_gradient_sum_kernel, clipped_gradient_sum_parallel_kernel, clipped_sum_sensitivity
@@ -271,7 +271,7 @@ def dp_gd(
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
               loss_params=loss_params, penalty=penalty)
-    steps = default_steps(s.data.n, epsilon) if steps is None else check_positive_int("steps", steps)
+    steps = default_steps(s.data.n, epsilon) if steps is None else check_iterations("steps", steps)
     classification = s.loss.task == "classification"  # the benchmarked rules (regression: Alg. 4's defaults)
     lr = default_step(learning_rate, s, default_step_factor(s.data.n, epsilon, steps) if classification
                       else BENCHMARK_STEP)

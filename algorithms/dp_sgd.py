@@ -32,8 +32,8 @@ from dpcore.events import GaussianEvent, PoissonSampledEvent, SampledWithoutRepl
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
-    as_generator, calibrated_privacy, check_batch_size, check_calibration, check_counts, default_step, finish,
-    initial_point, noise_off_result, setup,
+    as_generator, calibrated_privacy, check_batch_size, check_calibration, check_counts, check_iterations, default_step,
+    finish, initial_point, iteration_count, noise_off_result, setup,
 )
 from .clipping import clipped_batch_gradient_sum_kernel, clipped_sum_sensitivity
 from .regularizers import nonconvex_gradient_kernel, prox_gradient_step_kernel
@@ -144,8 +144,8 @@ def _schedule(sampling: str, batch_size: object, epochs: float, steps: Optional[
         b = check_batch_size(batch_size, n)
         N, q, per_pass = n, b / n, math.ceil(n / b)
     if steps is not None:
-        return q, b, check_positive_int("steps", steps), per_pass
-    return q, b, max(1, math.ceil(check_positive("epochs", epochs) * N / b)), per_pass
+        return q, b, check_iterations("steps", steps), per_pass
+    return q, b, iteration_count("epochs", epochs, check_positive("epochs", epochs) * N / b), per_pass
 
 
 def dp_sgd(

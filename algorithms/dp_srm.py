@@ -71,8 +71,8 @@ from mechanisms.kernels import gaussian_noise_kernel
 
 from ._data import prepare_data
 from ._solver_common import (
-    Setup, as_generator, calibrated_privacy, check_batch_size, check_counts, check_relation_replace_one, default_step,
-    finish, initial_point, setup,
+    Setup, as_generator, calibrated_privacy, check_batch_size, check_counts, check_iterations, check_relation_replace_one,
+    default_step, finish, initial_point, iteration_count, setup,
 )
 from .clipping import clipped_batch_difference_sum_kernel, clipped_batch_gradient_sum_kernel
 from .dp_gd import BENCHMARK_STEP, check_heavy_ball, default_step_factor, default_steps
@@ -449,10 +449,10 @@ def dp_srm(
     else:
         mu = BENCHMARK_EXTRAPOLATION if tuned and b0 == b == n else 0.0  # benchmarked on full batches only
     if steps is not None:
-        T = check_positive_int("steps", steps)
+        T = check_iterations("steps", steps)
     elif epochs is not None or paper_defaults:
         passes = PAPER_EPOCHS if epochs is None else check_positive("epochs", epochs)
-        T = max(1, math.ceil((passes * n - b0) / (2 * b)) + 1)
+        T = max(1, math.ceil(iteration_count("epochs", epochs, (passes * n - b0) / (2 * b) + 1)))
     else:
         T = default_srm_steps(n, epsilon) if tuned else default_steps(n, epsilon)
     factor = 0.5 if paper_defaults else default_step_factor(n, epsilon, T) if tuned else BENCHMARK_STEP

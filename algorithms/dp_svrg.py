@@ -38,13 +38,12 @@ from typing import Optional
 import numpy as np
 
 from dpcore._jit import jit
-from dpcore._validation import check_positive_int
 from dpcore.events import ComposedEvent, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
-    as_generator, calibrated_privacy, check_batch_size, check_calibration, check_counts, check_relation_replace_one,
-    default_step, finish, initial_point, noise_off_result, setup,
+    as_generator, calibrated_privacy, check_batch_size, check_calibration, check_counts, check_iterations,
+    check_relation_replace_one, default_step, finish, initial_point, noise_off_result, setup,
 )
 from .clipping import clipped_batch_difference_sum_kernel, clipped_sum_sensitivity, snapshot_gradient_sum_kernel
 from .dp_gd import BENCHMARK_STEP, check_heavy_ball
@@ -139,7 +138,7 @@ def _run(name, doubling, X, y, *, loss, epsilon, delta, alpha, l1, epochs, inner
          noise_multiplier, w0, rng, trace, loss_params, tol) -> SolverResult:
     check_calibration(calibration, _PAPER)
     check_relation_replace_one(relation, "DP-SVRG samples inner batches without replacement")
-    T = check_positive_int("epochs", epochs)
+    T = check_iterations("epochs", epochs)
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
               loss_params=loss_params)
@@ -152,7 +151,7 @@ def _run(name, doubling, X, y, *, loss, epsilon, delta, alpha, l1, epochs, inner
     if inner_steps is None:
         m = per_pass if not doubling else max(1, math.ceil(per_pass / 2 ** (T - 1)))
     else:
-        m = check_positive_int("inner_steps", inner_steps)
+        m = check_iterations("inner_steps", inner_steps)
     total_inner = m * T if not doubling else m * (2 ** (T + 1) - 2)
     lr = default_step(learning_rate, s, step_factor)
     classification = s.loss.task == "classification"  # the benchmarked rules (regression: the listings' ones)

@@ -47,7 +47,7 @@ from typing import Optional
 import numpy as np
 
 from dpcore._jit import jit
-from dpcore._validation import check_choice, check_positive, check_positive_int
+from dpcore._validation import check_choice, check_positive
 from dpcore.events import NonPrivateEvent
 from mechanisms.gaussian import Gaussian
 from mechanisms.laplace import L2Laplace
@@ -62,6 +62,7 @@ from ._perturbation import (
     warn_if_over_target,
 )
 from ._residual import certified_gradient_norm, check_residual
+from ._solver_common import check_iterations
 from .constraints import get_constraint
 from .losses import mean_gradient_kernel
 from .result import SolverResult
@@ -229,7 +230,7 @@ def output_perturbation_gd(
     else:
         if steps is None:
             steps = default_steps(L, beta, a, n, d, eps, dlt)
-        T = check_positive_int("steps", steps)
+        T = check_iterations("steps", steps)
         eta = (1.0 / (beta + a) if a > 0 else 1.0 / beta) if step_size is None else check_positive("step_size", step_size)
         sens = gd_sensitivity(L, beta, a, n, T, eta)
         every = max(1, T // 20)

@@ -64,6 +64,15 @@ class SolverResult:
     solver: str = ""
     details: Dict[str, Any] = field(default_factory=dict, compare=False)
 
+    def __post_init__(self) -> None:
+        # A NaN / inf model is never released: a scale argument (learning_rate, clip_norm,
+        # data_norm_bound, noise_multiplier, radius, ...) too large for float64 overflowed the run.
+        # Refusing reveals nothing a returned NaN would not.
+        if not np.all(np.isfinite(self.weights)):
+            raise ValueError(f"{self.solver or 'solver'}: the iterates overflowed float64 (non-finite weights); "
+                             "learning_rate, clip_norm / data_norm_bound, noise_multiplier or radius is too large "
+                             "for float64 arithmetic — reduce it")
+
     @property
     def epsilon(self) -> float:
         return self.privacy.epsilon

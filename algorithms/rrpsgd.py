@@ -39,8 +39,8 @@ from dpcore._validation import check_choice, check_positive, check_positive_int
 from dpcore.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 
 from ._solver_common import (
-    accounted_releases, as_generator, calibrated_privacy, check_batch_size, check_relation_replace_one,
-    default_step, finish, initial_point, setup,
+    accounted_releases, as_generator, calibrated_privacy, check_batch_size, check_iterations, check_relation_replace_one,
+    default_step, iteration_count, finish, initial_point, setup,
 )
 from .clipping import clipped_sum_sensitivity
 from .dp_sgd import default_batch_size, dp_sgd_kernel
@@ -139,9 +139,9 @@ def rrpsgd(
     if max_rounds is not None and max_epochs is not None:
         raise ValueError("give max_rounds or max_epochs, not both")
     if max_rounds is not None:
-        t_max = check_positive_int("max_rounds", max_rounds)
+        t_max = check_iterations("max_rounds", max_rounds)
     elif max_epochs is not None:
-        t_max = max(1, math.ceil(check_positive("max_epochs", max_epochs) * n / b))
+        t_max = iteration_count("max_epochs", max_epochs, check_positive("max_epochs", max_epochs) * n / b)
     elif calibration == "paper":
         t_max = n * n
     else:
