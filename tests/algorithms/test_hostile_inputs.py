@@ -1,0 +1,219 @@
+"""Hostile inputs to the public solvers: extreme ε / δ, huge iteration counts, overflowing scales.
+
+Every case must either run and return a finite model, or raise ValueError / TypeError naming the
+argument — never OverflowError, ZeroDivisionError, a Numba TypingError or a NaN model.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import algorithms as A
+from algorithms._solver_common import MAX_ITERATIONS, check_iterations, iteration_count
+from algorithms.dp_gd import default_steps
+from algorithms.dp_srm import default_srm_steps
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    X /= np.linalg.norm(X, axis=1).max()
+    y = np.where(X @ np.array([1.0, -2.0, 0.5]) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _fit(name, data, **kw):
+    X, y = data
+    args = dict(epsilon=1.0, delta=1e-5, data_norm_bound=1.0, rng=0)
+    args.update(kw)
+    return getattr(A, name)(X, y, **args)
+
+
+def _finite_or_refused(fn, names):
+    """Run ``fn``: a finite model, or a ValueError whose message names one of ``names``."""
+    try:
+        res = fn()
+    except ValueError as exc:
+        assert any(nm in str(exc) for nm in names), str(exc)
+        return None
+    assert np.all(np.isfinite(res.weights))
+    return res
+
+
+@pytest.mark.parametrize("n", [1, 40, 10**6])
+@pytest.mark.parametrize("eps", [1e308, 1e300, 1e-320, 5e-324, 1.0])
+def test_default_step_rules_never_overflow(n, eps):
+    for rule in (default_steps, default_srm_steps):
+        T = rule(n, eps)
+        assert isinstance(T, int) and 10 <= T <= 100
+    assert default_steps(n, 1e308) == 100 and default_srm_steps(n, 1e308) == 100
+
+
+def test_default_steps_unchanged_below_cap():
+    assert default_steps(150, 1.0) == 10
+    assert default_steps(1500, 0.5) == 50
+    assert default_steps(1501, 1.0) == 100
+
+
+def test_linear_regression_huge_epsilon_known_defect():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(50, 2))
+    X /= np.linalg.norm(X, axis=1).max() / 10.0
+    y = X @ np.array([1.0, 2.0])
+    # was OverflowError("cannot convert float infinity to integer") from dp_gd.default_steps
+    est = A.DPLinearRegression(epsilon=1e308, data_norm_bound=10.0, target_bound=30.0, random_state=0,
+                               solver_params={"accountant": "rdp"})
+    try:
+        est.fit(X, y)
+    except ValueError as exc:  # calibration may refuse a target this large; never OverflowError
+        assert "epsilon" in str(exc) or "noise_multiplier" in str(exc)
+    else:
+        assert np.all(np.isfinite(est.coef_))
+
+
+@pytest.mark.parametrize("name", ["dp_gd", "dp_srm"])
+def test_huge_epsilon_default_steps_in_solvers(name, data):
+    _finite_or_refused(lambda: _fit(name, data, epsilon=1e308), ["epsilon", "noise_multiplier"])
+
+
+OBJ = ["objective_perturbation", "approximate_minima_perturbation", "approx_objective_perturbation"]
+
+
+@pytest.mark.parametrize("name", OBJ)
+@pytest.mark.parametrize("eps", [1e308, 1e300, 1e7])
+def test_objective_perturbation_huge_epsilon_refused(name, eps, data):
+    with pytest.raises(ValueError, match=r"epsilon must be in \(0, 524288\]"):
+        _fit(name, data, epsilon=eps, alpha=0.1)
+
+
+@pytest.mark.parametrize("name", OBJ)
+@pytest.mark.parametrize("eps", [1e-320, 5e-324])
+def test_objective_perturbation_tiny_epsilon_refused(name, eps, data):
+    with pytest.raises(ValueError, match="epsilon is too small"):
+        _fit(name, data, epsilon=eps, alpha=0.1)
+
+
+@pytest.mark.parametrize("name", OBJ)
+def test_objective_perturbation_extreme_but_valid(name, data):
+    res = _fit(name, data, epsilon=1e-300, alpha=0.1)
+    assert np.all(np.isfinite(res.weights)) and res.epsilon <= 1e-300
+    res = _fit(name, data, epsilon=2.0**19, alpha=0.1)
+    assert np.all(np.isfinite(res.weights)) and res.epsilon <= 2.0**19
+
+
+@pytest.mark.parametrize("name", OBJ)
+def test_objective_perturbation_tiny_delta(name, data):
+    res = _fit(name, data, delta=1e-320, alpha=0.1)  # was OverflowError from an unbounded root bracket
+    assert np.all(np.isfinite(res.weights)) and res.epsilon <= 1.0 and res.delta == 1e-320
+
+
+@pytest.mark.parametrize("name", OBJ)
+def test_objective_perturbation_large_jacobian_share_has_positive_ridge(name, data):
+    # ε_J > 690 with alpha = 0: the ridge would underflow to 0 (ε_J = inf); it is taken at ε_J = 690
+    from algorithms._perturbation import jacobian_epsilon, ridge_for_jacobian
+
+    for eps_j in (700.0, 1e300, 1e308):
+        ridge = ridge_for_jacobian(0.25, 40, 0.0, eps_j)
+        assert ridge > 0.0 and jacobian_epsilon(0.25, ridge) <= eps_j
+    assert ridge_for_jacobian(0.25, 40, 0.0, math.inf) == 0.0
+    with pytest.raises(ValueError, match="epsilon is too small"):
+        ridge_for_jacobian(0.25, 40, 0.0, 0.0)
+
+
+COUNTS = [
+    ("dp_gd", "steps"), ("dp_sgd", "steps"), ("dp_sgd", "epochs"), ("dp_svrg", "epochs"), ("dp_svrg", "inner_steps"),
+    ("dp_svrg_pp", "epochs"), ("dp_accmd", "steps"), ("output_perturbation_gd", "steps"), ("rrpsgd", "max_rounds"),
+    ("rrpsgd", "max_epochs"), ("dp_srm", "steps"), ("dp_srm", "epochs"), ("noisy_mirror_descent", "steps"),
+]
+EXTRA = {"dp_sgd": {"dataset_size": 40, "batch_size": 10}, "output_perturbation_gd": {"alpha": 0.1},
+         "noisy_mirror_descent": {"p": 1.5}}
+
+
+@pytest.mark.parametrize("name,arg", COUNTS)
+@pytest.mark.parametrize("value", [10**30, 2**63, 1e308])
+def test_huge_iteration_counts_refused(name, arg, value, data):
+    # was a Numba TypingError (int beyond int64), an OverflowError in ceil, or a wrapped release count
+    with pytest.raises(ValueError, match=arg):
+        _fit(name, data, **EXTRA.get(name, {}), **{arg: value})
+
+
+PASSES = {("dp_sgd", "epochs"), ("rrpsgd", "max_epochs"), ("dp_srm", "epochs")}  # real-valued passes
+
+
+@pytest.mark.parametrize("name,arg,value", [
+    (name, arg, value) for name, arg in COUNTS
+    for value in [0, -1, True, "3", float("nan"), float("inf")] + ([] if (name, arg) in PASSES else [1.5])
+])
+def test_bad_iteration_counts_refused(name, arg, value, data):
+    with pytest.raises((ValueError, TypeError), match=arg):
+        _fit(name, data, **EXTRA.get(name, {}), **{arg: value})
+
+
+def test_check_iterations():
+    assert check_iterations("steps", 7) == 7 and check_iterations("steps", 7.0) == 7
+    assert check_iterations("steps", MAX_ITERATIONS) == MAX_ITERATIONS
+    with pytest.raises(ValueError, match=r"steps must be an integer in \[1, MAX_ITERATIONS"):
+        check_iterations("steps", MAX_ITERATIONS + 1)
+    assert iteration_count("epochs", 2.5, 2.5) == 3 and iteration_count("epochs", 1e-9, 1e-9) == 1
+    with pytest.raises(ValueError, match="epochs must give at most"):
+        iteration_count("epochs", 1e308, math.inf)
+
+
+SCALES = [("dp_gd", "clip_norm"), ("dp_gd", "learning_rate"), ("dp_sgd", "clip_norm"), ("dp_svrg", "clip_norm"),
+          ("dp_svrg", "learning_rate")]
+
+
+@pytest.mark.parametrize("name,arg", SCALES)
+def test_overflowing_scale_never_returns_nan(name, arg, data):
+    # the noise / iterates overflow float64: a NaN model is refused, naming the scale arguments
+    with pytest.raises(ValueError, match=arg):
+        _fit(name, data, **EXTRA.get(name, {}), **{arg: 1e308})
+
+
+@pytest.mark.parametrize("name", ["dp_gd", "dp_svrg"])
+def test_overflowing_noise_multiplier_never_returns_nan(name, data):
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        _fit(name, data, epsilon=None, noise_multiplier=1e308)
+
+
+@pytest.mark.parametrize("name", ["dp_gd", "dp_sgd", "dp_svrg", "dp_accmd", "dp_srm", "rrpsgd"])
+@pytest.mark.parametrize("eps,exc", [(0, ValueError), (-1, ValueError), (float("nan"), ValueError),
+                                     (True, ValueError), ("1", ValueError)])
+def test_bad_epsilon_refused(name, eps, exc, data):
+    with pytest.raises(exc, match="epsilon"):
+        _fit(name, data, epsilon=eps, **EXTRA.get(name, {}))
+
+
+@pytest.mark.parametrize("name", ["dp_gd", "dp_sgd", "dp_svrg", "dp_accmd", "dp_srm", "rrpsgd"])
+@pytest.mark.parametrize("delta", [0, 1, float("nan"), -1e-5])
+def test_bad_delta_refused(name, delta, data):
+    with pytest.raises(ValueError, match="delta"):
+        _fit(name, data, delta=delta, **EXTRA.get(name, {}))
+
+
+@pytest.mark.parametrize("X,y,match", [
+    ([[0.1, 0.2], [0.3]], [1.0, -1.0], "X"),
+    (np.empty((0, 3)), np.empty(0), "X"),
+    (np.zeros((4, 0)), np.ones(4), "X"),
+    ([[0.1, 0.2]], ["a"], "y"),
+    ([[0.1, 0.2], [0.2, 0.1]], [2.0, 3.0], "y"),
+    ([[np.nan, 0.2]], [1.0], "X"),
+    ([[1e308, 0.2]], [1.0], "data_norm_bound"),
+])
+def test_bad_data_refused(X, y, match):
+    with pytest.raises(ValueError, match=match):
+        A.dp_gd(X, y, epsilon=1.0, data_norm_bound=1.0, rng=0)
+
+
+@pytest.mark.parametrize("rng", [-1, True, 1.5, "seed"])
+def test_bad_rng_refused(rng, data):
+    with pytest.raises(ValueError, match="rng"):
+        _fit("dp_gd", data, rng=rng)
+
+
+def test_huge_seed_accepted(data):
+    assert np.all(np.isfinite(_fit("dp_gd", data, rng=10**30).weights))
