@@ -33,7 +33,7 @@ from typing import NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 import dpcore
-from dpcore._validation import check_choice, check_nonnegative, check_positive
+from dpcore._validation import check_choice, check_nonnegative, check_positive, check_positive_int
 from dpcore.events import ComposedEvent, GaussianEvent, NonPrivateEvent, PrivacyEvent, PureDpEvent
 from dpcore.result import PrivacyResult, round_up
 from mechanisms.base import as_generator
@@ -171,6 +171,8 @@ def ridge_for_jacobian(beta: float, n: int, alpha: float, eps_jacobian: float) -
                              f"{eps_jacobian!r} needs a ridge 2*beta/(exp(eps_J) - 1) beyond float64; "
                              "eps_J = jacobian_fraction*epsilon must be above about 1e-300")
     ridge = max(n * alpha, need)
+    if not math.isfinite(ridge):
+        raise ValueError(f"alpha={alpha!r} is too large: the ridge n*alpha overflows float64")
     if ridge > 0.0 and not math.isinf(eps_jacobian):
         while jacobian_epsilon(beta, ridge) > eps_jacobian:  # float rounding: step to the safe side
             ridge = math.nextafter(ridge, math.inf)
@@ -249,6 +251,7 @@ def newton_solve(
     (per-example), iterates)``. Raises ``RuntimeError`` if the tolerance is not met (the privacy
     proofs of objective perturbation / AMP need it).
     """
+    max_iter = check_positive_int("max_iter", max_iter)
     n, d = X.shape
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64)
     f, g = _value_grad(loss, X, y, w, ridge, linear)
@@ -320,6 +323,7 @@ def projected_solve(
     ``check_every`` iterations. Returns ``(w, certificate, gradient evaluations, iterates)``;
     ``RuntimeError`` if the accuracy is not certified within ``max_iter``.
     """
+    max_iter = check_positive_int("max_iter", max_iter)
     n, d = X.shape
     Ls = smoothness + ridge
     sq = math.sqrt(Ls / ridge) if ridge > 0.0 else math.inf

@@ -169,6 +169,9 @@ def setup(
                 f"loss {lossobj.name!r} has no finite positive Lipschitz constant here ({clip}); give clip_norm"
             )
     smooth = None if data_norm_bound is None else lossobj.smoothness(data_norm_bound)
+    if smooth is not None and not 0.0 < smooth < math.inf:  # β = c·R² under- or overflowed float64
+        raise ValueError(f"data_norm_bound={data_norm_bound!r} gives the loss smoothness {smooth!r}, outside (0, inf) "
+                         "in float64; rescale X so that its row-norm bound is a moderate number")
     return Setup(data, lossobj, reg, con, clip, smooth, start)
 
 

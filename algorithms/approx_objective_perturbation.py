@@ -38,7 +38,7 @@ from typing import Optional
 
 import numpy as np
 
-from dpcore._validation import check_nonnegative, check_positive
+from dpcore._validation import check_nonnegative, check_positive, check_positive_int
 from mechanisms.gaussian import Gaussian
 
 from ._data import admitted_norm_bound
@@ -131,6 +131,7 @@ def approx_objective_perturbation(
         X, y, rng, loss, epsilon, delta, alpha, relation, calibration, data_norm_bound, loss_params, need_delta=True)
     C = get_constraint(constraint, radius)
     acc = check_positive("accuracy", accuracy)
+    max_iter = check_positive_int("max_iter", max_iter)
     frac = check_share("jacobian_fraction", jacobian_fraction)
     share = check_share("output_share", output_share)
     n, d = data.n, data.d

@@ -43,7 +43,7 @@ from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
     as_generator, calibrated_privacy, check_batch_size, check_calibration, check_counts, check_iterations,
-    check_relation_replace_one, default_step, finish, initial_point, noise_off_result, setup,
+    check_relation_replace_one, default_step, finish, initial_point, iteration_count, noise_off_result, setup,
 )
 from .clipping import clipped_batch_difference_sum_kernel, clipped_sum_sensitivity, snapshot_gradient_sum_kernel
 from .dp_gd import BENCHMARK_STEP, check_heavy_ball
@@ -54,6 +54,8 @@ from .result import SolverResult
 #: inner batch when batch_size=None: min(n, BATCH_FACTOR·dp_sgd's b) = min(n, ⌈1024·min(ε, 1)^(−0.6)⌉)
 #: (benchmarks/bench_defaults.py: 1024 at ε ≥ 1; ≈ 4096 at ε = 0.1, where b = 1024 left a9a at 0.26–0.27)
 BATCH_FACTOR = 4
+#: Most epochs of dp_svrg_pp: epoch k runs 2^k·m inner steps, so 2^(T+1) − 2 ≤ MAX_ITERATIONS needs T ≤ 30.
+MAX_DOUBLING_EPOCHS = 30
 #: defaults for classification losses (benchmarks/bench_defaults.py, RESULTS.md "Defaults on real data"):
 #: μ of the inner steps, and the inner-difference clip as a share of its worst case deriv_range·R
 #: (a9a, ε = 1: 0.1700 / 0.1707 test error with (0, 1) → 0.162 with (0.5, 0.5); 0.25 collapses a9a to
@@ -139,6 +141,9 @@ def _run(name, doubling, X, y, *, loss, epsilon, delta, alpha, l1, epochs, inner
     check_calibration(calibration, _PAPER)
     check_relation_replace_one(relation, "DP-SVRG samples inner batches without replacement")
     T = check_iterations("epochs", epochs)
+    if doubling and T > MAX_DOUBLING_EPOCHS:  # epoch k runs 2^k·m inner steps: refuse before forming 2^T
+        raise ValueError(f"epochs must be an integer in [1, {MAX_DOUBLING_EPOCHS}] for dp_svrg_pp (epoch k runs "
+                         f"2^k inner steps); got {epochs!r}")
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
               loss_params=loss_params)
@@ -153,6 +158,7 @@ def _run(name, doubling, X, y, *, loss, epsilon, delta, alpha, l1, epochs, inner
     else:
         m = check_iterations("inner_steps", inner_steps)
     total_inner = m * T if not doubling else m * (2 ** (T + 1) - 2)
+    iteration_count("epochs and inner_steps", (epochs, inner_steps), total_inner)
     lr = default_step(learning_rate, s, step_factor)
     classification = s.loss.task == "classification"  # the benchmarked rules (regression: the listings' ones)
     if momentum is None:

@@ -217,3 +217,36 @@ def test_bad_rng_refused(rng, data):
 
 def test_huge_seed_accepted(data):
     assert np.all(np.isfinite(_fit("dp_gd", data, rng=10**30).weights))
+
+
+def test_svrg_pp_doubling_epochs_capped(data):
+    # epoch k runs 2^k inner steps: epochs=41 ran 2^42 steps (a hang), 10**30 formed 2^(10**30)
+    for epochs in (31, 41, 10**6):
+        with pytest.raises(ValueError, match=r"epochs must be an integer in \[1, 30\]"):
+            _fit("dp_svrg_pp", data, epochs=epochs)
+    with pytest.raises(ValueError, match="epochs and inner_steps"):
+        _fit("dp_svrg_pp", data, epochs=20, inner_steps=10**4)  # 10^4·(2^21 − 2) steps
+    assert np.all(np.isfinite(_fit("dp_svrg_pp", data, epochs=3).weights))
+
+
+@pytest.mark.parametrize("name", ["dp_gd", "dp_accmd", "phased_dp_sgd", "dp_srm"])
+def test_underflowing_norm_bound_refused(name, data):
+    # β = R²/4 underflowed to 0: a ZeroDivisionError (dp_accmd, phased_dp_sgd) or a message about learning_rate
+    X, y = data
+    kw = {"p": 2.0} if name == "phased_dp_sgd" else {}
+    with pytest.raises(ValueError, match="data_norm_bound=1e-320"):
+        getattr(A, name)(X * 0.0, y, epsilon=1.0, data_norm_bound=1e-320, rng=0, **kw)
+
+
+@pytest.mark.parametrize("name", OBJ)
+@pytest.mark.parametrize("max_iter", [0, -1, True, 1.5])
+def test_objective_perturbation_bad_max_iter(name, max_iter, data):
+    # was a RuntimeError "not minimised ... after 0 Newton steps"
+    with pytest.raises(ValueError, match="max_iter"):
+        _fit(name, data, alpha=0.1, max_iter=max_iter)
+
+
+@pytest.mark.parametrize("name", OBJ)
+def test_objective_perturbation_overflowing_alpha(name, data):
+    with pytest.raises(ValueError, match="alpha"):  # was a NaN Newton solve (RuntimeError)
+        _fit(name, data, alpha=1e308)
