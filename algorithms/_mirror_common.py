@@ -97,8 +97,12 @@ def gg_mechanism(geo: LpGeometry, sigma: float, sensitivity_q: float) -> General
 @lru_cache(maxsize=256)
 def calibrated_gg(geo: LpGeometry, epsilon: float, delta: float, sensitivity_q: float) -> GeneralizedGaussian:
     """Least σ that Lemma 3 certifies (ε ≤ 1, δ ≤ 1/2) for one release with ℓq sensitivity (memoised:
-    data-independent, and audits call the solvers thousands of times)."""
-    return GeneralizedGaussian.calibrate(epsilon, delta, sensitivity_q, p=geo.r, dimension=geo.d, norm=geo.q)
+    data-independent, and audits call the solvers thousands of times). A refusal names the (ε, δ) it
+    was asked for (a tiny ε gave only "sigma must be in (0, inf); got inf")."""
+    try:
+        return GeneralizedGaussian.calibrate(epsilon, delta, sensitivity_q, p=geo.r, dimension=geo.d, norm=geo.q)
+    except ValueError as exc:
+        raise ValueError(f"epsilon={epsilon!r}, delta={delta!r} cannot be calibrated for this release: {exc}") from exc
 
 
 @lru_cache(maxsize=256)

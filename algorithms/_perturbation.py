@@ -25,6 +25,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from dataclasses import replace
 from fractions import Fraction
@@ -186,6 +187,9 @@ def calibrate_gaussian_parts(epsilon: float, delta: float, shares: Sequence[floa
     Su 2019, Cor. 3.3); part k receives the share ``shares[k]`` of μ². Checked with dpcore.
     """
     sigma = dpcore.analytic_gaussian_sigma(epsilon, delta, 1.0)
+    if not (sigma < math.inf and sigma * sigma * sys.float_info.max > 1.0):  # μ² = 1/σ² must be a finite float
+        raise ValueError(f"epsilon={epsilon!r} at delta={delta!r} calibrates a Gaussian noise multiplier {sigma!r} "
+                         "whose 1/sigma^2 is not a finite float64; use a moderate epsilon, or epsilon=inf for noise off")
     total = float(sum(shares))
     mults = [sigma / math.sqrt(s / total) for s in shares]
     for _ in range(64):

@@ -245,12 +245,19 @@ def output_perturbation_gd(
         out = w.copy()
         accountant = "composition"
     elif dlt == 0.0:
-        mech = L2Laplace.calibrate(eps, None, sens, dimension=d)
+        try:
+            mech = L2Laplace.calibrate(eps, None, sens, dimension=d)
+        except OverflowError as exc:  # the exact (Fraction) scale Δ·d/ε does not fit a float64
+            raise ValueError(f"epsilon={eps!r} is too small: the L2-Laplace scale for sensitivity {sens!r} "
+                             "overflows float64") from exc
         out = mech.randomize(w, gen)
         event, sigma, accountant = mech.privacy_event(relation), mech.scale, "composition"
     else:
         if calibration == "tight":  # least σ by the analytic Gaussian, checked with dpcore
             (mult,) = calibrate_gaussian_parts(eps, dlt, [1.0], relation)
+            if not 0.0 < mult * sens < math.inf:
+                raise ValueError(f"epsilon={eps!r} gives the noise std {mult * sens!r} (sensitivity {sens!r}), outside "
+                                 "(0, inf) in float64; use a moderate epsilon, or epsilon=inf for noise off")
             mech = Gaussian(mult * sens, sens)
         else:  # Alg. 1 line 7 as printed; dpcore reports what it buys (warning if above target)
             mech = Gaussian(sens * math.sqrt(2.0 * math.log(2.0 / dlt)) / eps, sens)

@@ -38,7 +38,7 @@ import numpy as np
 
 import dpcore
 from dpcore._jit import jit
-from dpcore._validation import check_choice
+from dpcore._validation import check_choice, check_positive
 from dpcore.events import GaussianEvent, NonPrivateEvent
 from mechanisms.kernels import gaussian_noise_kernel
 
@@ -177,9 +177,13 @@ def phased_dp_sgd(
     if s.smoothness is None:
         raise ValueError("data_norm_bound is required: Lemma 14's condition eta <= 1/beta needs the smoothness beta")
     limit = 1.0 / (s.smoothness + s.reg.alpha)
-    eta = lemma14_step(s.clip, n, d, epsilon, delta) if learning_rate is None else float(learning_rate)
-    if not (eta > 0.0 and math.isfinite(eta)):
-        raise ValueError(f"learning_rate must be in (0, inf); got {learning_rate!r}")
+    if learning_rate is None:
+        eta = lemma14_step(s.clip, n, d, epsilon, delta)
+        if not (eta > 0.0 and math.isfinite(eta)):  # ε or δ so extreme that ε/(2√(d log(1/δ))) under/overflows
+            raise ValueError(f"epsilon={epsilon!r}, delta={delta!r} give Lemma 14's default step {eta!r}, outside "
+                             "(0, inf) in float64; give learning_rate or use a moderate epsilon / delta")
+    else:
+        eta = check_positive("learning_rate", learning_rate)
     if eta > limit:
         raise ValueError(
             f"learning_rate eta={eta:.6g} violates Lemma 14's condition eta <= 1/(beta + alpha) = {limit:.6g} "

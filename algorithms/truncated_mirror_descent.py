@@ -185,6 +185,9 @@ def _lambda_tau(m: MirrorSetup, lam: Optional[float], truncation: Optional[float
         if not (tau > 0.0 and math.isfinite(tau)):
             raise ValueError(f"truncation must be in (0, inf); got {truncation!r}")
         return None, tau, M
+    if lam is None and not (default_lam >= 0.0 and math.isfinite(default_lam)):
+        raise ValueError(f"the default lam for this epsilon / delta is {default_lam!r}, outside [0, inf) in float64; "
+                         "use a moderate epsilon, or give lam or truncation")
     lm = default_lam if lam is None else float(lam)
     if not (lm >= 0.0 and math.isfinite(lm)):
         raise ValueError(f"lam must be in [0, inf); got {lam!r}")
@@ -368,6 +371,8 @@ def shuffled_truncated_mirror_descent(
                 smoothness, loss_params, where)
     geo, n, d = m.geo, m.base.data.n, m.base.data.d
     private = not math.isinf(epsilon)
+    if private and not epsilon <= 1.0:  # checked before the defaults below, which overflow for a huge ε
+        raise ValueError(f"epsilon must be in (0, 1] for {where} (Theorem 9's regime); got {epsilon!r}")
     M = primal_diameter(m.constraint, geo)
     L = math.log(1.0 / delta)
     default_lam = math.sqrt(n * epsilon) / (geo.kappa**2 * d * L) ** 0.25 if private else 1.0
@@ -385,8 +390,6 @@ def shuffled_truncated_mirror_descent(
     local_sens = 2.0 * tau  # ‖g_x − g_x'‖_q ≤ 2τ after truncation
     split = None
     if private:
-        if not epsilon <= 1.0:
-            raise ValueError(f"epsilon must be in (0, 1] for {where} (Theorem 9's regime); got {epsilon!r}")
         # δ₀ leaves half of δ to the shuffle bound at the target ε: (e^ε+1)(1+e^{−ε₀}/2)·n·δ₀ ≤ δ/2
         delta0 = delta / (2.0 * 1.5 * (math.exp(epsilon) + 1.0) * users)
         if cal == "paper":

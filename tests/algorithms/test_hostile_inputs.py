@@ -250,3 +250,31 @@ def test_objective_perturbation_bad_max_iter(name, max_iter, data):
 def test_objective_perturbation_overflowing_alpha(name, data):
     with pytest.raises(ValueError, match="alpha"):  # was a NaN Newton solve (RuntimeError)
         _fit(name, data, alpha=1e308)
+
+
+@pytest.mark.parametrize("eps", [1e308, 1e-320, 5e-324])
+def test_output_perturbation_extreme_epsilon_names_epsilon(eps, data):
+    # 1e308: was "sigma must be in (0, inf); got 0.0" (an internal name)
+    with pytest.raises(ValueError, match="epsilon"):
+        res = _fit("output_perturbation_gd", data, epsilon=eps, alpha=0.1, delta=0.0)
+    if eps == 1e308:
+        with pytest.raises(ValueError, match="epsilon=1e\\+308"):
+            _fit("output_perturbation_gd", data, epsilon=eps, alpha=0.1)
+    else:  # δ > 0: huge noise is a valid (if useless) release
+        res = _fit("output_perturbation_gd", data, epsilon=eps, alpha=0.1)
+        assert np.all(np.isfinite(res.weights)) and res.epsilon <= eps
+
+
+def test_phased_dp_sgd_extreme_epsilon_names_epsilon(data):
+    # was "learning_rate must be in (0, inf); got None" although no learning_rate was given
+    with pytest.raises(ValueError, match="epsilon=5e-324"):
+        _fit("phased_dp_sgd", data, epsilon=5e-324, p=2.0)
+    with pytest.raises(ValueError, match="learning_rate"):
+        _fit("phased_dp_sgd", data, p=2.0, learning_rate=True)  # a bool was taken as 1.0
+
+
+@pytest.mark.parametrize("name", ["batched_truncated_mirror_descent", "shuffled_truncated_mirror_descent"])
+@pytest.mark.parametrize("eps", [1e308, 1e300, 1e-320])
+def test_truncated_mirror_extreme_epsilon(name, eps, data):
+    # was "lam must be in [0, inf); got None", "sigma ... got inf", or OverflowError in (M·n·ε)²
+    _finite_or_refused(lambda: _fit(name, data, epsilon=eps, p=1.5, steps=4), ["epsilon"])
