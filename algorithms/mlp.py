@@ -36,7 +36,9 @@ from dpcore._validation import check_choice, check_delta, check_nonnegative, che
 from dpcore.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 
 from ._data import validate_features
-from ._solver_common import as_generator, calibrated_privacy, check_batch_size, check_counts
+from ._solver_common import (
+    MAX_ITERATIONS, as_generator, calibrated_privacy, check_batch_size, check_counts, iteration_count,
+)
 from .dp_gd import check_heavy_ball
 from .dp_srm import check_momentum, dp_srm_event, dp_srm_sensitivities
 from .estimators import _Base, _ClassifierMixin, _store_params
@@ -150,6 +152,8 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
         if not np.all(np.isin(y, classes)):
             raise ValueError(f"y must contain only the labels {classes.tolist()}")
         h = check_positive_int("hidden_units", self.hidden_units)
+        if h > MAX_ITERATIONS:  # the kernels index the parameter vector in int64
+            raise ValueError(f"hidden_units must be an integer in [1, {MAX_ITERATIONS}]; got {self.hidden_units!r}")
         solver = check_choice("solver", self.solver, MLP_SOLVERS)
         eps = check_positive("epsilon", self.epsilon, allow_inf=True)
         delta = check_delta("delta", self.delta)
@@ -175,10 +179,7 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
         warn_if_fixed_seed(self.random_state, type(self).__name__)
         gen = as_generator(self.random_state)
         theta0 = self._init_weights(d, h, K, gen)
-        if solver == "dp_gd":
-            T = max(1, math.ceil(epochs))
-        else:
-            T = max(1, math.ceil(epochs * n / b))
+        T = iteration_count("epochs", self.epochs, epochs if solver == "dp_gd" else epochs * n / b)
         sens = 2.0 * clip
         if solver == "dp_srm":
             c2 = clip / 10.0 if self.diff_clip_norm is None else check_positive("diff_clip_norm", self.diff_clip_norm)
@@ -214,6 +215,9 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
                                                       heavy_ball, cosine, adam, ADAM_BETA2,
                                                       ADAM_EPS + z * sens / b)
             check_counts(releases, event)
+        if not np.all(np.isfinite(theta)):  # never release a NaN / inf network (see SolverResult)
+            raise ValueError("DPMLPClassifier: the iterates overflowed float64 (non-finite weights); learning_rate "
+                             "or clip_norm is too large for float64 arithmetic — reduce it")
         self.classes_ = classes
         self.n_features_in_ = d
         self._shape = (d, h, K)

@@ -278,3 +278,18 @@ def test_phased_dp_sgd_extreme_epsilon_names_epsilon(data):
 def test_truncated_mirror_extreme_epsilon(name, eps, data):
     # was "lam must be in [0, inf); got None", "sigma ... got inf", or OverflowError in (M·n·ε)²
     _finite_or_refused(lambda: _fit(name, data, epsilon=eps, p=1.5, steps=4), ["epsilon"])
+
+
+@pytest.mark.filterwarnings("ignore::algorithms.DeterministicSeedWarning")
+@pytest.mark.parametrize("solver", ["dp_sgd", "dp_gd", "dp_srm", "rrpsgd"])
+@pytest.mark.parametrize("kw,match", [
+    ({"epochs": 1e308}, "epochs"),  # was OverflowError in ceil
+    ({"epochs": 10**30}, "epochs"),  # was a Numba TypingError / "high is out of bounds for int64"
+    ({"hidden_units": 10**30}, "hidden_units"),  # was a Numba TypingError
+    ({"clip_norm": 1e308}, "clip_norm"),  # returned a NaN network
+])
+def test_mlp_hostile(solver, kw, match, data):
+    X, y = data
+    est = A.DPMLPClassifier(solver=solver, classes=[-1.0, 1.0], random_state=0, **{"epochs": 2, **kw})
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y)
