@@ -50,6 +50,15 @@ worse at ε = 0.2 on all three data sets (0.003 worse to 0.0007 better at ε = 1
 0.012–0.029 worse at ε = 0.2 (0.002–0.011 at ε = 1). Fewer,
 extrapolated steps are what moved DP-SRM on a9a (Table 2 setting, 10 seeds): 0.1614 / 0.1592 → 0.1607 /
 0.1552 at ε = 0.2 / 0.5; DP-GD on the same schedule and extrapolation is within 0.001 on every benchmarked set.
+The variance-reduction regime (step cap s, C₂ = s/4 ≥ every per-example gradient difference of the
+logistic loss on ‖x‖ ≤ 1 — the C₂ clip a no-op at μ = 0 — and γ = C₂/C₁ as in §7.1) did not win
+(``--srm-sweep`` rows "VR regime"; ε = 0.2, 4 sweep seeds, RESULTS.md): γ = C₂/C₁ lost to γ = 3C₂/C₁ in
+all 24 a9a and 4 synthetic settings and tied on ijcnn1 (a9a 0.166–0.21 against 0.159 for these defaults
+and 0.161 for DP-GD with 20 steps); γ ≥ 3C₂/C₁ reached 0.161 on a9a, 0.0954 on ijcnn1 (defaults 0.0924) and 0.2600 on synthetic data
+(defaults 0.2621, DP-GD 20 steps 0.2600). Its per-step noise in vᵗ is small, but a release's noise stays
+in the iterates with total weight ≈ 1/γ — ≈ 2(2 − γ)C₁·z at γ = C₂/C₁, twice DP-GD's — and the iterates
+integrate it (99 % of the Hessian eigenvalues of the a9a objective at its optimum are below 1/(Tη), so
+no direction relaxes within a run).
 ``defaults="paper"``: the §7.1 a9a choices — b₀ = b = 100, 5 data passes, C₂ = C₁/100, γ = C₂/C₁,
 step cap ζ/(n₀L) = C₂/β_loss (the C₂ clip is then a no-op at extrapolation 0; it always runs), largest step 1/(2β), uniformly random
 output iterate. Arguments given explicitly override either set.

@@ -17,9 +17,11 @@ final ‖∇F‖ on the training set; mean (sd), and the worst seed's test error
 non-private stationary point of the same objective on raw and on unit-norm features.
 
 ``--srm-sweep`` — the benchmark that chose DP-SRM's defaults: test error (mean of ``--seeds``, at most
-4) of DP-GD (defaults, and with DP-SRM's T and Nesterov 0.8) and of DP-SRM settings on a9a, ijcnn1 (unit rows + intercept) and synthetic
+4; seeds 5000, 5001, …, disjoint from Table 2's 1000–1009) of DP-GD (defaults, and with DP-SRM's T and Nesterov 0.8) and of DP-SRM settings on a9a, ijcnn1 (unit rows + intercept) and synthetic
 data (``algorithms.synthetic.make_classification(60000, 10, scale=8)``: 40000 training, 20000 test
-rows) at ε ∈ {0.2, 1}; ``--sweep-data`` picks the data sets.
+rows) at ε ∈ {0.2, 1}; ``--sweep-data`` picks the data sets. It includes the variance-reduction regime
+(step cap s, C₂ = s/4, γ = C₂/C₁), which lost. Table 2 ends with the paired per-seed difference of
+DP-SRM's defaults against every DP-GD row and its standard error.
 
 Part 2 — ``DPMLPClassifier`` (tanh, ``--hidden`` units) on a9a and ijcnn1 at ε ∈ {1, ∞} (DP-SGD with
 the Adam and the heavy-ball update, with the earlier plain settings, DP-SRM) against
@@ -106,7 +108,16 @@ SRM_SWEEP = {
     "dp_srm b = n/10, b₀ = n, T = 5·T_gd (no extrapolation)": dict(batch_frac=10, steps_factor=5.0,
                                                                      initial_batch_size=-1),
     "dp_srm paper's settings (b = 100, γ = C₂ = 0.01, step cap), last iterate": PAPER_SRM,
+    # the variance-reduction regime: step cap s, C₂ = s/4 ≥ every per-example gradient difference (logistic,
+    # ‖x‖ ≤ 1, μ = 0: the C₂ clip is a no-op), γ = C₂/C₁ (the paper's choice) and 3C₂/C₁
+    "dp_srm VR regime: T = 100, step cap 0.4, C₂ = 0.1, γ = C₂/C₁ = 0.1, μ = 0, step 1.9/β": dict(
+        steps=100, step_bound=0.4, diff_clip_norm=0.1, momentum=0.1, extrapolation=0.0, lr_factor=1.9),
+    "dp_srm VR regime, γ = 3C₂/C₁ = 0.3": dict(steps=100, step_bound=0.4, diff_clip_norm=0.1, momentum=0.3,
+                                               extrapolation=0.0, lr_factor=1.9),
+    "dp_srm VR regime: T = 200, step cap 0.2, C₂ = 0.05, γ = C₂/C₁ = 0.05, μ = 0, step 1.9/β": dict(
+        steps=200, step_bound=0.2, diff_clip_norm=0.05, momentum=0.05, extrapolation=0.0, lr_factor=1.9),
 }
+SWEEP_SEED0 = 5000  # --srm-sweep seeds 5000, 5001, …: disjoint from Table 2's evaluation seeds 1000–1009
 
 
 def load(name: str, n_features: int, zero_based: bool):
@@ -150,6 +161,7 @@ def table2(seeds: int) -> None:
             "paper passes | paper CPU s | paper ‖∇F‖ |")
     print(head)
     print("|" + "---|" * 11)
+    per_seed = {}  # (ε, solver) -> test errors by seed, for the paired comparison below
     for eps in (0.2, 0.5):
         for name, (fn, kw) in SOLVERS.items():
             errs, tls, gns, passes, cpu = [], [], [], [], []
@@ -167,11 +179,13 @@ def table2(seeds: int) -> None:
                 gns.append(float(np.linalg.norm(loss.gradient(w, Xtr, ytr) + reg.smooth_gradient(w))))
                 passes.append(res.n_gradient_evaluations / n)
                 assert res.privacy.epsilon <= eps
+            per_seed[eps, name] = np.array(errs)
             p = PAPER[eps].get(name.split()[0], ("—", "—", "—", "—"))
             print(f"| {eps} | {name} | {np.mean(errs):.4f} ({np.std(errs):.4f}) [{np.max(errs):.4f}] | "
                   f"{np.mean(tls):.4f} ({np.std(tls):.4f}) | {np.mean(passes):.1f} | {np.median(cpu):.3f} | {np.mean(gns):.4f} ({np.std(gns):.4f}) | "
                   f"{p[0]} | {p[1]} | {p[2]} | {p[3]} |",
                   flush=True)
+    paired_difference(per_seed, seeds)
     print(f"\nNon-private stationary points (L-BFGS-B) of the same objective; paper's non-private baseline "
           f"{PAPER_NONPRIVATE}:")
     print("| features | test error | test loss | training objective |")
@@ -183,6 +197,24 @@ def table2(seeds: int) -> None:
         print(f"| {label} | {np.mean(np.where(B @ w_np > 0, 1.0, -1.0) != yte):.4f} | "
               f"{logistic_test_loss(w_np, B, yte):.4f} | {obj:.4f} |")
     print(f"majority-class test error: {np.mean(yte > 0):.4f}\n")
+
+
+def paired_difference(per_seed: dict, seeds: int) -> None:
+    """DP-SRM's defaults minus each DP-GD row, seed by seed (same seeds, same data): mean, its standard error
+    sd/√seeds (sd with ddof = 1), and the seeds on which DP-SRM is better / tied / worse."""
+    srm = next(iter(SOLVERS))
+    print(f"\nPaired test-error difference, {srm.split(' (')[0]} defaults − DP-GD, same {seeds} seeds (negative: "
+          "DP-SRM better):")
+    print("| ε | DP-GD row | mean difference | standard error | seeds better / tied / worse |")
+    print("|---|---|---|---|---|")
+    for eps in (0.2, 0.5):
+        for name in SOLVERS:
+            if not name.startswith("dp_gd"):
+                continue
+            diff = per_seed[eps, srm] - per_seed[eps, name]
+            se = float(np.std(diff, ddof=1) / math.sqrt(seeds)) if seeds > 1 else float("nan")
+            print(f"| {eps} | {name} | {np.mean(diff):+.4f} | {se:.4f} | "
+                  f"{int(np.sum(diff < 0))} / {int(np.sum(diff == 0))} / {int(np.sum(diff > 0))} |")
 
 
 def srm_sweep(seeds: int, only: str) -> None:
@@ -200,7 +232,8 @@ def srm_sweep(seeds: int, only: str) -> None:
             Xs, ys, _ = make_classification(60000, 10, scale=8.0, seed=3)
             sets[key] = ((Xs[:40000], ys[:40000]), (Xs[40000:], ys[40000:]))
     seeds = max(1, min(seeds, 4))
-    print(f"## DP-SRM defaults sweep: test error, mean (sd) of {seeds} seeds, λ = {LAM} (non-convex), δ = {DELTA}")
+    print(f"## DP-SRM defaults sweep: test error, mean (sd) of {seeds} seeds ({SWEEP_SEED0}…), λ = {LAM} "
+          f"(non-convex), δ = {DELTA}")
     print("| setting | " + " | ".join(f"{k} ε={e}" for k in sets for e in (0.2, 1.0)) + " |")
     print("|---|" + "---|" * (2 * len(sets)))
     rows = {name: [] for name in SRM_SWEEP}
@@ -212,7 +245,7 @@ def srm_sweep(seeds: int, only: str) -> None:
                 errs = []
                 for s in range(seeds):
                     common = dict(epsilon=eps, delta=DELTA, alpha=LAM, penalty="nonconvex", data_norm_bound=1.0,
-                                  rng=1000 + s)
+                                  rng=SWEEP_SEED0 + s)
                     if kw is None:
                         res = dp_gd(Xtr, ytr, **common)
                     else:
