@@ -5,7 +5,11 @@ The ℓ1-ball / simplex Bregman step (:mod:`algorithms.mirror_maps`) evaluates �
 ``math.log`` to scalar libm calls (this llvmlite has no SVML), which keeps such a loop scalar at
 ~13 ns per element. :func:`unit_pow` is pure arithmetic on the float's bits — exponent and mantissa
 split by bit casts, ln of the mantissa by the atanh series, 2^n rebuilt in the exponent field — with
-no branch and no call, so a loop over it compiles to AVX2 code (~3–4 ns per element here).
+no branch and no call, so a loop over it compiles to AVX2 code. :func:`unit_pows` fills an array in
+two such loops — a·ln tᵢ, then e^{a·ln tᵢ} in place — with results bit-identical to :func:`unit_pow`
+in one loop but ~1.4× faster (2.6 against 3.6 ns per element here): one loop body's dependency chain
+(two divisions and both polynomials, ~100 cycles) is longer than the out-of-order window hides, two
+shorter bodies overlap more iterations.
 
 Accuracy. ln m for m ∈ [√½, √2) is 2s·P(s²), s = (m − 1)/(m + 1), |s| ≤ 0.1716, P a degree-7
 Chebyshev fit of atanh(s)/s (error < 3e-18); e^g for |g| ≤ ln2/2 is a degree-11 Chebyshev fit
@@ -25,13 +29,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
 from dpcore._jit import jit
 
-__all__ = ["unit_pow", "POW_FLAGS"]
+__all__ = ["unit_pow", "unit_pows", "POW_FLAGS"]
 
 #: Compile options of a loop that calls :func:`unit_pow` (module docstring).
 POW_FLAGS = {"fastmath": {"contract"}, "error_model": "numpy"}
@@ -113,3 +118,14 @@ def _exp_neg(y: float) -> float:
 def unit_pow(t: float, a: float) -> float:
     """t^a for 0 < t ≤ 1 and 0 < a ≤ 700, branch-free (module docstring for the error bound)."""
     return _exp_neg(a * _unit_log(max(t, _TINY)))
+
+
+@jit(**POW_FLAGS)
+def unit_pows(va: np.ndarray, k: int, nu: float, m: float, a: float, out: np.ndarray) -> None:
+    """out[i] ← tᵢ^a with tᵢ = (va[i] − ν)/m ≤ 1 for i < k, 0 where va[i] ≤ ν; equal bit for bit to
+    ``unit_pow(tᵢ, a)``, in two vectorised loops (module docstring)."""
+    for i in range(k):
+        out[i] = a * _unit_log(max((va[i] - nu) / m, _TINY))
+    for i in range(k):
+        c = _exp_neg(out[i])
+        out[i] = c if va[i] > nu else 0.0

@@ -37,10 +37,17 @@ Bregman steps. Every mirror step of Algorithms 3, 4, 7 has the form
   ‖∇Φ*(u)‖₁ = (m/κ)·A^{(2−r)/r}·B with A = Σt^r, B = Σt^{r−1} (both ≥ 1: the top term is 1), and
   its ν-derivative is −(1/κ)A^{(2−r)/r}((2−r)B²/A + (r−1)C), C = Σt^{r−2}: one power cⱼ = tⱼ^{r−2}
   per coordinate gives all three sums (C = Σc, B = Σct, A = Σct²). The powers are computed by the
-  branch-free :func:`algorithms._mirror_pow.unit_pow` in a loop LLVM vectorises (AVX2), the sums in a
-  second, reassociated loop, over the active values kept contiguous. The root is found by Newton
+  branch-free :func:`algorithms._mirror_pow.unit_pows` in loops LLVM vectorises (AVX2), the sums in a
+  third, reassociated loop, over the active values kept contiguous. The root is found by Newton
   steps kept inside the certified bracket, a probe at twice the next Newton step beyond each Newton
   point to close the far end, and a bisection whenever the bracket fails to halve.
+  Start: the top coordinate alone bounds h from below, h(ν) ≥ (top − ν)/κ − R, because adding a
+  coordinate whose t is at most every present one never lowers A^{(2−r)/r}·B when r > 2 (with
+  x = t^r/A, y = t^{r−1}/B: A ≥ t·B gives y ≥ x(r−2)/r, so 1 + y ≥ (1 + x)^{(r−2)/r}). So the root
+  lies above ν₀ = top − κR, and the bracket starts at ν₀ (taken 2^-40 relatively lower, which a
+  floating-point check proves still below top − κR), or at 0 for the ℓ1 ball when ν₀ ≤ 0: the
+  coordinates at or below ν₀ never enter an evaluation (when the ball cuts deep into noise they
+  are most of them: ~98 % of the benchmark's dense θ's at d = 10⁴).
   Active set: tⱼ decreases in ν, so with a the bracket's lower end every coordinate with
   vⱼ ≤ a + τ(max v − a) has tⱼ ≤ τ for all ν in the bracket; with τ = (2^-60/d)^{1/(r−2)} all of
   them together add less than 2^-60 to each of A, B, C (each ≥ 1) — below the sums' own rounding —
@@ -71,7 +78,7 @@ import numpy as np
 from dpcore._jit import jit
 from dpcore._validation import check_positive, check_positive_int
 
-from ._mirror_pow import POW_FLAGS, unit_pow
+from ._mirror_pow import unit_pows
 from .constraints import L1, LINF, NONE, SIMPLEX, Constraint, get_constraint
 
 __all__ = [
@@ -243,16 +250,6 @@ def _residual(x: float, theta: np.ndarray, R: float, r: float, s: float, kappa: 
     return lp_norm_kernel(out, s) - x
 
 
-@jit(**POW_FLAGS)
-def _powers(va: np.ndarray, k: int, nu: float, m: float, e: float, out: np.ndarray) -> None:
-    """out[i] ← tᵢ^e, tᵢ = (va[i] − ν)/m, for the active values va[:k] (0 where va[i] ≤ ν);
-    vectorised."""
-    for i in range(k):
-        u = va[i] - nu
-        c = unit_pow(u / m, e)
-        out[i] = c if u > 0.0 else 0.0
-
-
 @jit(fastmath={"reassoc", "contract"}, error_model="numpy")
 def _weighted_sums(va: np.ndarray, k: int, nu: float, m: float, c: np.ndarray):
     """(A, B, C) = (Σ cᵢtᵢ², Σ cᵢtᵢ, Σ cᵢ) with cᵢ = tᵢ^{r−2} (reassociated: LLVM keeps vector partial
@@ -276,7 +273,7 @@ def _power_sums(va: np.ndarray, k: int, nu: float, top: float, r: float, buf: np
     m = top - nu
     if m <= 0.0:
         return m, 0.0, 0.0, 0.0
-    _powers(va, k, nu, m, r - 2.0, buf)
+    unit_pows(va, k, nu, m, r - 2.0, buf)
     A, B, C = _weighted_sums(va, k, nu, m, buf)
     return m, A, B, C
 
@@ -295,6 +292,17 @@ def _l1_residual(va: np.ndarray, k: int, nu: float, top: float, R: float, r: flo
 def _negligible_t(d: int, r: float) -> float:
     """τ = (2^-60/d)^{1/(r−2)}: d coordinates with tⱼ ≤ τ add at most 2^-60 to each of A, B, C (each ≥ 1)."""
     return math.exp(math.log(2.0**-60 / d) / (r - 2.0))
+
+
+@jit
+def _certified_lower_end(top: float, R: float, kappa: float) -> float:
+    """ν₀ = top − κR(1 + 2^-40) when the floating-point check proves top − ν₀ > κR, else −inf. Then
+    h(ν₀) > 0, since h(ν) ≥ (top − ν)/κ − R (module docstring): the root lies above ν₀."""
+    kr = kappa * R
+    lo = top - kr * (1.0 + 2.0**-40)
+    if top - lo >= kr * (1.0 + 2.0**-41):  # the 2^-41 margin covers the roundings of κR, lo, top − lo
+        return lo
+    return -math.inf
 
 
 @jit
@@ -461,27 +469,26 @@ def bregman_step_kernel(kind: int, radius: float, r: float, s: float, kappa: flo
             va[j] = abs(theta[j]) if signed else theta[j]
             idx[j] = j
             top = max(top, va[j])
+        lo = _certified_lower_end(top, radius, kappa)
+        evals = 1
         if signed:
             if top == 0.0:
                 out[:] = 0.0
                 return 0
-            k = _compact(va, idx, d, 0.0, top, tau)  # ν ≥ 0: drop the zeros and the negligible
-            h0, d0 = _l1_residual(va, k, 0.0, top, radius, r, kappa, buf)
-            if h0 <= 0.0:  # the unconstrained point ∇Φ*(θ) is inside the ball
-                _l1_point(theta, signed, va, idx, k, 0.0, top, r, kappa, True, buf, out)
-                return 1
-            return 1 + _l1_root(theta, signed, va, idx, k, 0.0, h0, d0, top, top, radius, r, kappa, tau, buf, out)
-        k = d
-        step = max(1.0, abs(top))
-        lo = top - step
-        h0, d0 = _l1_residual(va, k, lo, top, radius, r, kappa, buf)
-        evals = 1
-        while h0 <= 0.0:
-            step *= 2.0
+            lo = max(lo, 0.0)  # ν ≥ 0; at ν = 0 the unconstrained point may be inside the ball
+        elif lo == -math.inf:  # top ≫ κR: no end certified in floating point; double a step until h > 0
+            step = max(1.0, abs(top))
             lo = top - step
-            h0, d0 = _l1_residual(va, k, lo, top, radius, r, kappa, buf)
+            while _l1_residual(va, d, lo, top, radius, r, kappa, buf)[0] <= 0.0:
+                step *= 2.0
+                lo = top - step
+                evals += 1
             evals += 1
-        k = _compact(va, idx, k, lo, top, tau)
+        k = _compact(va, idx, d, lo, top, tau)  # drop the zeros and the negligible for every ν ≥ lo
+        h0, d0 = _l1_residual(va, k, lo, top, radius, r, kappa, buf)
+        if h0 <= 0.0 and lo == 0.0 and signed:  # the unconstrained point ∇Φ*(θ) is inside the ball
+            _l1_point(theta, signed, va, idx, k, 0.0, top, r, kappa, True, buf, out)
+            return 1
         return evals + _l1_root(theta, signed, va, idx, k, lo, h0, d0, top, top, radius, r, kappa, tau, buf, out)
     # LINF (box |wⱼ| ≤ R)
     mirror_inverse_kernel(theta, r, kappa, out)

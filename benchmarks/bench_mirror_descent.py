@@ -239,14 +239,16 @@ def numpy_l1_step(theta, r, kappa, R):
     """NumPy implementation of the same exact ℓ1-ball Bregman step as the compiled kernel
     (:func:`algorithms.mirror_maps.bregman_step_kernel`): the power sums A, B, C of the active
     coordinates vectorised (c = t^{r−2} by one log and one exp per coordinate, then three dot
-    products), the same bracketed Newton / probe / bisection with the same stopping rule (adjacent
-    floats or h(b) ∈ [−8·2^-52·R, 0]), the same active-set compaction (values ≤ a + τ(top − a)
-    dropped), and the point from the same sums over the active set (reusing the last residual's
+    products), the same bracketed Newton / probe / bisection from the same start (max(0, top − κR),
+    lowered by 2^-40 relatively) with the same stopping rule (adjacent floats or h(b) ∈ [−8·2^-52·R, 0]),
+    the same active-set compaction (values ≤ a + τ(top − a) dropped), and the point from the same sums over the active set (reusing the last residual's
     powers when it was evaluated at the returned ν)."""
     v = np.abs(theta)
     top = float(v.max())
     tau = math.exp(math.log(2.0**-60 / theta.size) / (r - 2.0))  # tⱼ ≤ τ: negligible in every sum
-    ids = np.flatnonzero(v > tau * top)
+    lo = top - kappa * R * (1.0 + 2.0**-40)  # h(ν) ≥ (top − ν)/κ − R: the root lies above lo
+    lo = lo if lo > 0.0 and top - lo >= kappa * R * (1.0 + 2.0**-41) else 0.0
+    ids = np.flatnonzero(v > lo + tau * (top - lo))
     act = v[ids]
     tol = 8.0 * 2.0**-52 * R
 
@@ -287,10 +289,10 @@ def numpy_l1_step(theta, r, kappa, R):
             return nu, b, h, dh
         return a, nu, h, dh
 
-    h0, d0 = res(0.0)
-    if h0 <= 0.0:
+    h0, d0 = res(lo)
+    if h0 <= 0.0 and lo == 0.0:
         return point(0.0)
-    a, b = 0.0, top
+    a, b = lo, top
     x, hx, dx = a, h0, d0
     for _ in range(400):
         width = b - a
