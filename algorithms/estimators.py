@@ -519,7 +519,8 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
         if self.solver == "adassp":
             self.alpha_ = 0.0
         elif self.solver == "output_perturbation_gd":
-            balance = (d / (n * eps) ** 2) ** (1.0 / 3.0)  # bias α‖w‖² vs noise d(L/(nαε))², as the shared rule
+            scale = (n * eps) ** 2  # underflows to 0 for a tiny ε: α then takes its cap
+            balance = (d / scale) ** (1.0 / 3.0) if scale > 0.0 else math.inf  # bias α‖w‖² vs noise d(L/(nαε))²
             self.alpha_ = min(AUTO_ALPHA_REGRESSION_MAX, AUTO_ALPHA_REGRESSION_OUTPUT_C * balance)
         elif self.solver in _PERTURBATION_SOLVERS:
             self.alpha_ = min(AUTO_ALPHA_REGRESSION_MAX, AUTO_ALPHA_REGRESSION_C / (n * eps))

@@ -293,3 +293,17 @@ def test_mlp_hostile(solver, kw, match, data):
     est = A.DPMLPClassifier(solver=solver, classes=[-1.0, 1.0], random_state=0, **{"epochs": 2, **kw})
     with pytest.raises(ValueError, match=match):
         est.fit(X, y)
+
+
+def test_linear_regression_output_perturbation_tiny_epsilon_auto_alpha():
+    # alpha="auto" computed d/(n·ε)² with (n·ε)² underflowed to 0: ZeroDivisionError
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, size=(40, 2))
+    X /= np.linalg.norm(X, axis=1).max()
+    y = X @ np.array([1.0, -1.0])
+    est = A.DPLinearRegression(solver="output_perturbation_gd", epsilon=1e-320, target_bound=3.0)
+    from algorithms.estimators import AUTO_ALPHA_REGRESSION_MAX
+
+    assert est._alpha((40, 3), "l2") == AUTO_ALPHA_REGRESSION_MAX  # the cap, not a crash
+    with pytest.raises(ValueError, match="Lipschitz"):  # squared loss: refused by the solver, as at any ε
+        est.fit(X, y)
