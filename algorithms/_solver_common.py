@@ -194,7 +194,9 @@ def calibrated_privacy(
     """(noise multiplier, event, privacy, calibration record).
 
     ``epsilon = inf`` → noise off, ``NonPrivateEvent``; ``noise_multiplier`` given → its ε is reported;
-    otherwise the least multiplier with ε ≤ ``epsilon`` from ``dpcore.calibrate``.
+    otherwise the least multiplier in [``MIN_NOISE_MULTIPLIER`` = 1e-6, ∞) (:mod:`dpcore.calibration`) with
+    ε ≤ ``epsilon`` from ``dpcore.calibrate``: a finite ``epsilon`` so loose that the floor meets it
+    (ε ≳ 5e11 for one step) gets the floor, with the ε computed there.
     """
     check_relation("relation", relation)
     calibration = None
@@ -203,9 +205,11 @@ def calibrated_privacy(
         event: PrivacyEvent = NonPrivateEvent(relation)
     else:
         if noise_multiplier is None:
+            from dpcore.calibration import MIN_NOISE_MULTIPLIER
+
             cal = dpcore.calibrate(
                 event_fn, "noise_multiplier", epsilon, delta, lower=0.5, upper=4.0, increasing=False,
-                accountant=accountant,
+                bounds=(MIN_NOISE_MULTIPLIER, math.inf), accountant=accountant,
             )
             z = float(cal.value)
             calibration = cal.to_dict()

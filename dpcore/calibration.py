@@ -34,6 +34,7 @@ from .events import (
     PrivacyEvent,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
+    UnsupportedEventError,
 )
 from .result import CalibrationResult, PrivacyResult
 
@@ -48,6 +49,10 @@ __all__ = [
 SAMPLING_SCHEMES = ("poisson", "without_replacement", "none")
 #: Largest step count accepted by :func:`subsampled_gaussian_event` (float64 accounting range).
 MAX_STEPS = 10**18
+#: Least noise multiplier σ/Δ₂ a noise calibration returns (:func:`calibrate_noise_multiplier`,
+#: the solvers): one Gaussian step at it is already only (ε ≈ 5e11, δ = 1e-5)-DP, so a target this
+#: loose is met on the whole search domain and the floor is returned instead of searching toward 0
+MIN_NOISE_MULTIPLIER = 1e-6
 
 
 def calibrate(
@@ -222,7 +227,12 @@ def _calibrate_log_secant(event_fn: Callable[[float], PrivacyEvent], parameter: 
         v = value(y)
         if v not in results:
             counts["target"] += 1
-            results[v] = get_epsilon(event_fn(v), delta, accountant=accountant)
+            try:
+                results[v] = get_epsilon(event_fn(v), delta, accountant=accountant)
+            except UnsupportedEventError as exc:  # e.g. the PLD's work limits at a tiny noise multiplier
+                raise UnsupportedEventError(
+                    f"target_epsilon={target} at delta={delta} leads the search to {parameter}={v:.6g}, where the "
+                    f"{accountant!r} accountant refuses the event: {exc}") from exc
         return excess(results[v].epsilon)
 
     proxy = _pld_proxy(event_fn, delta, counts)
@@ -421,13 +431,14 @@ def calibrate_noise_multiplier(
     """Least noise multiplier σ/Δ₂ such that ``steps`` (subsampled) Gaussian steps are (ε, δ)-DP.
 
     See :func:`subsampled_gaussian_event` for the parameters. ``accountant`` as in
-    :func:`dpcore.get_epsilon`.
+    :func:`dpcore.get_epsilon`. σ is searched in [:data:`MIN_NOISE_MULTIPLIER`, 1e8]: a target
+    met by the whole range returns the floor; ``ValueError`` if even 1e8 misses it.
     """
     event_fn = lambda s: subsampled_gaussian_event(  # noqa: E731
         s, sampling_rate, steps, sampling=sampling, dataset_size=dataset_size, relation=relation)
     event_fn(1.0)  # validate the fixed arguments before searching
     return calibrate(event_fn, "noise_multiplier", target_epsilon, delta, lower=0.5, upper=2.0,
-                     increasing=False, bounds=(1e-6, 1e8), accountant=accountant)
+                     increasing=False, bounds=(MIN_NOISE_MULTIPLIER, 1e8), accountant=accountant)
 
 
 def calibrate_steps(

@@ -39,7 +39,7 @@ from ..events import UnsupportedEventError
 from .losses import LossModel, Piece
 from .pmf import GridPld
 
-__all__ = ["cut", "discretize", "loss_span", "MAX_GRID_POINTS"]
+__all__ = ["cut", "discretize", "loss_span", "MAX_GRID_POINTS", "MAX_QUADRATURE_PANELS"]
 
 _U = 2.0**-53
 #: unit roundoff of the loss evaluation inside the split weights (x87 extended precision)
@@ -57,6 +57,11 @@ _QUAD_FACTOR = 1e-20
 _EXTENDED_TAIL = 1e-9
 #: refuse grids larger than this many points (memory / time guard)
 MAX_GRID_POINTS = 1 << 24
+#: refuse a leaf whose cut x-range spans more than this many quadrature panels of length
+#: :data:`_PANEL`·scale (time guard, checked before any quadrature: about a second of work). A
+#: subsampled Gaussian with noise multiplier σ spans x ∈ [−O(σ), 1 + O(σ)] at scale σ, so this
+#: refuses σ ≲ 4e-6 (ε in the millions per step and more), where other accountants apply
+MAX_QUADRATURE_PANELS = 1 << 20
 
 
 def cut(piece: Piece, side: int, tail: float) -> float:
@@ -248,6 +253,18 @@ def _piece_grid(piece: Piece, x_left: float, x_right: float, l_min: float, l_max
     return np.concatenate([np.arange(lo_al, f0, factor), np.arange(f0, f1), np.arange(f1, hi_al + 1, factor)])
 
 
+def _check_panels(model: LossModel, plans) -> None:
+    """Refuse (:class:`~dpcore.events.UnsupportedEventError`) a model whose pieces' cut x-ranges
+    need more than :data:`MAX_QUADRATURE_PANELS` panels of :func:`_bin_piece` in all."""
+    panels = math.fsum((x_right - x_left) / (_PANEL * piece.scale)
+                       for piece, (x_left, x_right, *_rest) in zip(model.pieces, plans))
+    if not panels <= MAX_QUADRATURE_PANELS:
+        raise UnsupportedEventError(
+            f"the leaf's densities vary on x-scales down to {min(p.scale for p in model.pieces):.3g} over a range "
+            f"that needs {panels:.3g} quadrature panels, more than MAX_QUADRATURE_PANELS={MAX_QUADRATURE_PANELS} "
+            "(e.g. a noise_multiplier this small); use accountant='rdp' or 'auto'")
+
+
 def discretize(model: LossModel, h: float, tail: float, extended: bool = True,
                wide: Optional[Tuple[float, int]] = None) -> GridPld:
     """Pessimistic grid PLD of ``model`` on hℤ (see the module docstring).
@@ -293,6 +310,7 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True,
         raise UnsupportedEventError(
             f"discretization={h} cannot hold the leaf's losses [{min(lows):.3g}, {max(highs):.3g}] nats "
             f"in {MAX_GRID_POINTS} grid points for one step; use a larger discretization")
+    _check_panels(model, plans)
     ext_all: List[np.ndarray] = []
     qm_all: List[np.ndarray] = []
     qu_all: List[np.ndarray] = []

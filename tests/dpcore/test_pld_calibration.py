@@ -16,6 +16,7 @@ import dpcore
 import dpcore.calibration as calibration
 from dpcore.calibration import LOG_TOLERANCE, _log_secant, calibrate_noise_multiplier, subsampled_gaussian_event
 from dpcore.events import GaussianEvent, UnsupportedEventError
+from dpcore.pld.discretize import MAX_QUADRATURE_PANELS
 
 DELTA = 1e-5
 
@@ -143,3 +144,110 @@ def test_unhashable_options_are_validated_not_a_memo_type_error():
     with memoised(), pytest.raises((ValueError, TypeError)) as info:
         pld_epsilon(GaussianEvent(1.0), 1e-5, discretization=np.array([1e-3, 2e-3]))
     assert "unhashable" not in str(info.value)
+
+
+# --- absurd targets: bounded work (review finding: DPLogisticRegression(epsilon=1e308) never returned) ---
+
+
+def _counting(monkeypatch):
+    """Count the PLD evaluations (fast or not), the bin quadratures they run and those quadratures' panels
+    beyond one per bin (the work that took minutes at σ ~ 1e-7)."""
+    import dpcore.pld.accountant as accountant
+    import dpcore.pld.discretize as discretize
+
+    calls = {"pld": 0, "quadrature": 0, "panels": 0.0}
+    pld, bin_piece = accountant._pld_epsilon, discretize._bin_piece
+
+    def counted_pld(*args, **kwargs):
+        calls["pld"] += 1
+        return pld(*args, **kwargs)
+
+    def counted_bins(piece, x_left, x_right, *args):  # panels of length ≤ scale/4 across [x_left, x_right]
+        calls["quadrature"] += 1
+        calls["panels"] += (x_right - x_left) / (0.25 * piece.scale)
+        return bin_piece(piece, x_left, x_right, *args)
+
+    monkeypatch.setattr(accountant, "_pld_epsilon", counted_pld)
+    monkeypatch.setattr(discretize, "_bin_piece", counted_bins)
+    return calls
+
+
+def test_pld_refuses_a_leaf_beyond_its_quadrature_budget_before_any_quadrature(monkeypatch):
+    from dpcore.pld import pld_epsilon
+
+    calls = _counting(monkeypatch)
+    for event in (subsampled_gaussian_event(1e-6, 0.01, 1000),
+                  subsampled_gaussian_event(1e-6, 1.0, 1, sampling="none"),
+                  subsampled_gaussian_event(1e-6, 256 / 300, 12, sampling="without_replacement", dataset_size=300)):
+        for fast in (True, False):
+            with pytest.raises(UnsupportedEventError, match=f"MAX_QUADRATURE_PANELS={MAX_QUADRATURE_PANELS}"):
+                pld_epsilon(event, DELTA, fast=fast)
+    assert calls["quadrature"] == 0
+
+
+def test_quadrature_budget_is_the_stated_panel_count(monkeypatch):
+    """An ordinary leaf needs (cut x-range)/(scale/4) panels: a budget just above that gives the same ε, just
+    below it the leaf is refused."""
+    import dpcore.pld.discretize as discretize
+    from dpcore.pld import pld_epsilon
+    from dpcore.pld.accountant import EPSILON_TAIL_MASS
+    from dpcore.pld.leaves import leaf_models
+
+    sigma, steps = 0.5, 10
+    event = subsampled_gaussian_event(sigma, 0.01, steps)
+    piece = leaf_models(event.event)[0].pieces[0]  # the remove order: the wider of the two
+    tail = min(EPSILON_TAIL_MASS, 1e-6 * DELTA) / (4.0 * steps)  # pld_epsilon's leaf tail
+    panels = (discretize.cut(piece, +1, tail) - discretize.cut(piece, -1, tail)) / (0.25 * sigma)
+    assert 10 < panels < 1000
+    reference = pld_epsilon(event, DELTA).epsilon
+    monkeypatch.setattr(discretize, "MAX_QUADRATURE_PANELS", math.ceil(panels * 1.001))
+    assert pld_epsilon(event, DELTA).epsilon == reference
+    monkeypatch.setattr(discretize, "MAX_QUADRATURE_PANELS", math.floor(panels * 0.999))
+    with pytest.raises(UnsupportedEventError, match="quadrature panels"):
+        pld_epsilon(event, DELTA)
+
+
+def test_auto_falls_back_to_other_accountants_when_the_pld_refuses():
+    event = subsampled_gaussian_event(1e-6, 0.01, 1000)
+    res = dpcore.get_epsilon(event, DELTA, accountant="auto")
+    assert res.accountant == "rdp" and 0.0 < res.epsilon < math.inf
+    assert "MAX_QUADRATURE_PANELS" in res.details["auto"]["unsupported"]["pld"]
+
+
+#: bound on the quadrature panels of a whole calibration at an absurd target (before the fix: > 1e7)
+_PANEL_WORK = 3 * MAX_QUADRATURE_PANELS
+
+
+@pytest.mark.parametrize("target, q", [(1e308, 0.01), (1e300, 0.01), (1e30, 0.01), (1e308, 1.0)])
+def test_absurd_target_auto_returns_the_floor_with_bounded_work(monkeypatch, target, q):
+    calls = _counting(monkeypatch)
+    cal = calibrate_noise_multiplier(target, DELTA, sampling_rate=q, steps=1000, accountant="auto")
+    assert cal.value == calibration.MIN_NOISE_MULTIPLIER
+    assert cal.privacy.epsilon <= target
+    assert dpcore.get_epsilon(subsampled_gaussian_event(cal.value, q, 1000), DELTA).epsilon <= target
+    assert cal.iterations <= 20 and calls["pld"] <= 20 and calls["panels"] <= _PANEL_WORK
+
+
+@pytest.mark.parametrize("target, q", [(1e308, 0.01), (1e30, 1.0)])
+def test_absurd_target_pld_is_refused_naming_the_target_with_bounded_work(monkeypatch, target, q):
+    """The least σ meeting the target is the floor, which the PLD cannot analyse: a ValueError naming
+    target_epsilon (an UnsupportedEventError), not minutes of quadrature."""
+    calls = _counting(monkeypatch)
+    with pytest.raises(UnsupportedEventError, match="target_epsilon.*MAX_QUADRATURE_PANELS"):
+        calibrate_noise_multiplier(target, DELTA, sampling_rate=q, steps=1000, accountant="pld")
+    assert calls["pld"] <= 20 and calls["panels"] <= _PANEL_WORK
+
+
+@pytest.mark.parametrize("target", [1e308, 1e300, 1e30])
+def test_absurd_target_with_the_solvers_floor_returns_the_floor(monkeypatch, target):
+    """``algorithms._solver_common.calibrated_privacy``'s call for DP-SGD without replacement (n = 300, b = 256,
+    12 steps); with the default bounds (0, inf) the search used to drive σ toward 1e-154 through the PLD."""
+    calls = _counting(monkeypatch)
+
+    def event_fn(z):
+        return subsampled_gaussian_event(z, 256 / 300, 12, sampling="without_replacement", dataset_size=300)
+
+    cal = dpcore.calibrate(event_fn, "noise_multiplier", target, DELTA, lower=0.5, upper=4.0, increasing=False,
+                           bounds=(calibration.MIN_NOISE_MULTIPLIER, math.inf), accountant="auto")
+    assert cal.value == calibration.MIN_NOISE_MULTIPLIER and cal.privacy.epsilon <= target
+    assert cal.iterations <= 20 and calls["pld"] <= 20 and calls["panels"] <= _PANEL_WORK
