@@ -142,13 +142,16 @@ def _full_root_step(theta, g, name, R):
         return out
 
     top = v.max()
-    lo = 0.0 if name == "l1" else top - 10.0 * (1.0 + abs(top))
+    lo, step = (0.0, 0.0) if name == "l1" else (top - 10.0 * (1.0 + abs(top)), 10.0 * (1.0 + abs(top)))
+    while name == "simplex" and point(lo).sum() <= R:  # widen until the bracket holds a sign change
+        step *= 2.0
+        lo = top - step
     if point(lo).sum() <= R:  # ℓ1 only: the unconstrained point is inside the ball
         nu = lo
     else:
         nu = brentq(lambda x: point(x).sum() - R, lo, top, xtol=1e-15, rtol=4 * np.finfo(float).eps)
     w = point(nu)
-    return (np.copysign(w, theta) if name == "l1" else w), nu > lo
+    return (np.copysign(w, theta) if name == "l1" else w), nu > lo, nu
 
 
 @pytest.mark.parametrize("name", ["l1", "simplex"])
@@ -165,7 +168,7 @@ def test_high_dimensional_step_matches_the_full_root(name, d, scale):
     mirror_grad_kernel(w0, g.s, g.kappa, gphi)
     theta = gphi - scale * rng.normal(size=d)
     w = bregman_step(theta, g, mirror_constraint(name, R))
-    ref, active = _full_root_step(theta, g, name, R)
+    ref, active, _ = _full_root_step(theta, g, name, R)
     np.testing.assert_allclose(w, ref, rtol=1e-9, atol=1e-12 * R)
     total = np.abs(w).sum() if name == "l1" else w.sum()
     assert total <= R * (1 + 1e-13)
@@ -173,6 +176,50 @@ def test_high_dimensional_step_matches_the_full_root(name, d, scale):
         assert total >= R * (1 - 1e-13)
     if name == "simplex":
         assert w.min() >= 0.0
+
+
+def _adversarial_theta(family, d, rng, kappa, R):
+    """θ's that stress the bracket's start ν₀ = top − κR: a top far above κR (``huge``: ν₀ is often not
+    certified in floating point, the simplex doubles a step), a top a hair above κR (``edge``: ν₀ ≈ 0⁺), many ties
+    at the top, pure noise cut deep by the ball (``dense``), all values negative (``negative``)."""
+    kr = kappa * R
+    if family == "dense":
+        return 30.0 * rng.normal(size=d)
+    if family == "ties":
+        theta = rng.normal(size=d)
+        theta[: rng.integers(1, d + 1)] = 3.0 * kr * rng.choice([-1.0, 1.0])
+        return rng.permutation(theta)
+    if family == "huge":
+        return kr * 2.0**14 * (1.0 + 1e-6 * rng.random(d)) * rng.choice([-1.0, 1.0], size=d)
+    if family == "edge":
+        theta = rng.uniform(-1.0, 1.0, size=d) * kr * 0.5
+        theta[rng.integers(d)] = kr * (1.0 + rng.choice([2.0**-52, 1e-12, 1e-6, 1e-2]))
+        return theta
+    return -rng.exponential(size=d) - 0.5  # negative
+
+
+@settings(max_examples=60, deadline=None)
+@given(family=st.sampled_from(["dense", "ties", "huge", "edge", "negative"]), name=st.sampled_from(["l1", "simplex"]),
+       p=st.sampled_from([1.1, 1.5, 1.9]), d=st.integers(2, 300), R=st.floats(0.1, 10.0), seed=st.integers(0, 2**32 - 1))
+def test_certified_start_agrees_with_the_full_root(family, name, p, d, R, seed):
+    """The step's bracket starts at ν₀ = top − κR (no evaluation below it) when a floating-point check
+    proves h(ν₀) > 0: the full-sum root lies above ν₀ whenever ν₀ is proved, and the step equals the
+    full-sum (brentq, libm) step on random and adversarial θ's, feasible and on the constraint."""
+    g = lp_geometry(p, d)
+    theta = _adversarial_theta(family, d, np.random.default_rng(seed), g.kappa, R)
+    w = bregman_step(theta, g, mirror_constraint(name, R))
+    ref, active, nu = _full_root_step(theta, g, name, R)
+    top = float((np.abs(theta) if name == "l1" else theta).max())
+    lo = top - g.kappa * R * (1.0 + 2.0**-40)
+    if top - lo >= g.kappa * R * (1.0 + 2.0**-41):
+        assert nu >= lo
+    # ν lives on the float grid near top: with a huge top one step of it moves w by ~r·spacing(top)/(top − ν)
+    grid = 8.0 * g.r * np.spacing(top) / (top - nu) if active else 0.0
+    np.testing.assert_allclose(w, ref, rtol=1e-9 + grid, atol=1e-12 * R)
+    total = np.abs(w).sum() if name == "l1" else w.sum()
+    assert total <= R * (1 + 1e-13)
+    if active:
+        assert total >= R * (1 - 1e-12 - grid)
 
 
 def test_diameters_in_the_primal_norm():

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms._mirror_pow import POW_FLAGS, unit_pow
+from algorithms._mirror_pow import POW_FLAGS, unit_pow, unit_pows
 from dpcore._jit import jit
 
 
@@ -52,3 +52,25 @@ def test_unit_pow_of_tiny_and_nonpositive_t_is_the_clamped_value():
     out = np.empty(3)
     _pow_array(np.array([0.0, -1.0, 1e-320]), 2.0, out)
     assert np.all(out < 4e-308) and np.all(out >= 0.0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(0, 67), a=st.floats(min_value=0.01, max_value=40.0),
+       frac=st.floats(min_value=0.0, max_value=0.999))
+def test_unit_pows_equals_unit_pow_elementwise(seed, k, a, frac):
+    """The two-loop array form gives unit_pow's result bit for bit at tᵢ = (vᵢ − ν)/m, and 0 where vᵢ ≤ ν
+    (including values equal to ν and below it); entries from k on are left untouched."""
+    rng = np.random.default_rng(seed)
+    top = float(rng.uniform(0.5, 100.0))
+    v = np.concatenate([[top], rng.uniform(0.0, top, 70), 10.0 ** rng.uniform(-300, 0, 5)])[:k]
+    nu = frac * top
+    if k > 2:
+        v[1] = nu  # exactly at ν: 0
+    m = top - nu
+    out = np.full(v.size + 3, -7.0)
+    unit_pows(v, k, nu, m, a, out)
+    ref = np.empty(k)
+    _pow_array((v - nu) / m, a, ref)
+    ref[v <= nu] = 0.0
+    np.testing.assert_array_equal(out[:k], ref)
+    assert np.all(out[k:] == -7.0)
