@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
+import dataclasses
 import math
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -320,7 +322,8 @@ _MEMO: contextvars.ContextVar[Optional[Dict[tuple, PrivacyResult]]] = contextvar
 @contextlib.contextmanager
 def memoised() -> Iterator[None]:
     """Within the block, a repeated :func:`pld_epsilon` query (same event, δ and options) returns
-    the stored result instead of recomputing it (the computation is deterministic).
+    the stored result instead of recomputing it (the computation is deterministic; each call gets
+    its own copy of ``details``).
 
     Calibration uses it: its ``fast`` proxy and ``accountant="auto"`` (which runs the ``fast``
     PLD) evaluate the same events. The store lives for the block only (nested blocks share it).
@@ -378,11 +381,17 @@ def pld_epsilon(
     except TypeError:  # an unhashable option (e.g. a NumPy array): validated by the computation, not memoised
         memo = None
     if memo is not None and key in memo:
-        return memo[key]
+        return _unshared(memo[key])
     result = _pld_epsilon(event, delta, discretization, tail_mass, certify, fast, max_bulk)
     if memo is not None:
         memo[key] = result
+        return _unshared(result)
     return result
+
+
+def _unshared(result: PrivacyResult) -> PrivacyResult:
+    """A memoised result with its own copy of ``details`` (a caller editing it leaves the memo intact)."""
+    return dataclasses.replace(result, details=copy.deepcopy(result.details))
 
 
 def _pld_epsilon(event: PrivacyEvent, delta: float, discretization: Optional[float], tail_mass: Optional[float],

@@ -63,9 +63,15 @@ _U_EXTENDED = 2.0**-64 if np.finfo(np.longdouble).nmant >= 63 else _U
 #: and accounted in ``moved``); observed FFT errors are ~2000x below the worst case
 _NOISE_FRACTION = 1.0 / 4096.0
 #: a convolution is split into bulk × bulk (in the requested precision) and the terms with a tail
-#: of at most this mass on either side (float64): the FFT error bound scales with the norms of the
-#: factors, so the long, light tails of the early squarings no longer need extended precision
+#: of at most this mass on either side (float64; more after a trim by :data:`_TRIM_SLACK`): the
+#: FFT error bound scales with the norms of the factors, so the long, light tails of the early
+#: squarings no longer need extended precision
 _BULK_TAIL = 1e-5
+#: a self-square's bulk of m entries with 2m − 1 ≤ this factor × P, P the largest power of two
+#: ≤ 2m − 2, is trimmed to P/2 entries, so its transform has length P rather than 2P; the trimmed
+#: entries (at most ~10 % of the bulk, possibly more than :data:`_BULK_TAIL` of mass) join the
+#: float64 tail terms, whose error bound is computed from their actual norms
+_TRIM_SLACK = 1.1
 #: shortest transform worth the wrapped-FFT bookkeeping (:func:`_wrap_window`)
 _WRAP_MIN = 8192
 
@@ -86,8 +92,8 @@ def _wrap_window(x: np.ndarray, y: np.ndarray, budget: float) -> Optional[Tuple[
     Returns (s, L, w_low, w_high) or None. L is the power of two just above the longer factor,
     used when it is shorter than the linear convolution's FFT; the cyclic convolution of length L
     holds, at position j − s, the sum of the linear entries j' ≡ j (mod L), so the window
-    [s, s + L) receives every entry, those below s moved up by L and those from s + L on moved
-    down by L. w_low and w_high bound the masses of those two parts (rounded-up sums of
+    [s, s + L) receives every entry: those in [s − L, s) moved up by L, those below s − L (when
+    s > L) up by 2L, and those from s + L on (all below 2L) down by L. w_low and w_high bound the masses of those two parts (rounded-up sums of
     non-negative terms Σ_i x_i·Y(·), Y the cumulative sums of y from either end). An upward move
     of P-mass only increases δ(ε) (recorded in ``moved``, as a truncation); a downward one is
     charged as an ℓ1 error of 2·w_high (``err``: the mass is missing at its true place and extra
@@ -229,7 +235,7 @@ class GridPld:
         if same and extended:  # a bulk just over half a power of two: trim it to fit (the rest grows)
             size = ia1 - ia0 + 1
             half = 1 << max(2 * size - 2, 1).bit_length() - 1
-            if 2 * size - 1 <= 1.1 * half:
+            if 2 * size - 1 <= _TRIM_SLACK * half:
                 cut = size - (half + 1) // 2
                 ia0, ia1 = ia0 + cut // 2, ia1 - (cut - cut // 2)
                 ib0, ib1 = ia0, ia1
@@ -242,7 +248,7 @@ class GridPld:
             l1 = math.sqrt(c.size) * entry + (0.0 if extended else _U * sa * sb)  # + the float64 cast
         else:
             # a*b = Ba*Bb + (a*b − Ba*Bb): the bulk product in the requested precision, the rest —
-            # every term of which carries a tail of mass ≤ _BULK_TAIL — in float64 at full length
+            # every term of which carries a tail (mass ≤ _BULK_TAIL before a trim) — in float64 at full length
             ra, rb = a.copy(), b.copy()
             ra[ia0:ia1 + 1] = 0.0
             rb[ib0:ib1 + 1] = 0.0
@@ -260,7 +266,7 @@ class GridPld:
                 c2, e2, _ = _convolve(ra, b, False, False)
                 c += c2
                 e_rest = e1 + e2 + _U * float(np.max(np.abs(c)))
-            # float64 cast of the rest (ℓ1 ≤ u·Σ|rest|: its factors each carry a tail ≤ _BULK_TAIL)
+            # float64 cast of the rest (ℓ1 ≤ u·Σ|rest|, from the rest's own sum whatever its tails' mass)
             e_cast = _U * float(np.sum(np.abs(c)))
             window = slice(ia0 + ib0 - offset, ia0 + ib0 - offset + bulk.size)
             c[window] += bulk

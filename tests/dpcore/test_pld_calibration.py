@@ -119,7 +119,11 @@ def test_pld_memo_is_scoped_to_its_block_and_keyed_by_every_option():
     event = subsampled_gaussian_event(2.0, 0.05, 20)
     with memoised():
         first = pld_epsilon(event, DELTA, fast=True)
-        assert pld_epsilon(subsampled_gaussian_event(2.0, 0.05, 20), DELTA, fast=True) is first
+        hit = pld_epsilon(subsampled_gaussian_event(2.0, 0.05, 20), DELTA, fast=True)
+        assert hit == first  # the stored result (dataclass equality: every field, details included) …
+        hit.details["grid_points"].append(-1)  # … whose details a caller may edit without touching the memo
+        hit.details["bounds"] = None
+        assert pld_epsilon(event, DELTA, fast=True) == first and first.details["bounds"] is not None
         default = pld_epsilon(event, DELTA)
         assert default is not first and default.details["discretization"] < first.details["discretization"]
         assert pld_epsilon(event, 2 * DELTA, fast=True).epsilon < first.epsilon
