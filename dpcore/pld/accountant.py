@@ -207,7 +207,9 @@ def composed_plds(
     bound; used when the float64 bound would be too large for the requested δ). ``orders``
     selects which orders of neighbours to compose (default: all; index 0 is the remove order).
     Raises :class:`~dpcore.events.UnsupportedEventError` for events without a dominating pair
-    here, or whose grid would exceed :data:`~dpcore.pld.discretize.MAX_GRID_POINTS`.
+    here, whose grid would exceed :data:`~dpcore.pld.discretize.MAX_GRID_POINTS` points, or whose
+    leaf quadrature would exceed :data:`~dpcore.pld.discretize.MAX_QUADRATURE_PANELS` panels
+    (Gaussian noise multipliers ≲ 4e-6).
     """
     return _compose_parts(_parts(event), discretization=discretization, tail_mass=tail_mass, max_bulk=max_bulk,
                           fast=fast, precise=precise, orders=orders, settings=settings)
