@@ -279,7 +279,11 @@ def dp_accmd(
     else:
         raise ValueError("smoothness is required when data_norm_bound is not given (a data-derived L would leak)")
     d = s.data.d
-    Lc = L * s.constraint.max_norm(d) ** 2  # ‖v‖₂ ≤ r‖v‖_C (module docstring; Lemma 5.1's diameter is 2r)
+    r = s.constraint.max_norm(d)
+    Lc = L * r * r  # ‖v‖₂ ≤ r‖v‖_C (module docstring; Lemma 5.1's diameter is 2r)
+    if not 0.0 < Lc < math.inf:  # r² (or L·r²) under- or overflowed: κ = …/r² and the step 1/Lc would too
+        raise ValueError(f"radius={radius!r} with smoothness {L!r} gives L*radius^2 = {Lc!r}, outside (0, inf) in "
+                         "float64; use a moderate radius / smoothness")
     p, kappa = lp_mirror_parameters(d, s.constraint.radius)
     sens = clipped_sum_sensitivity(s.clip, relation)
 

@@ -70,8 +70,8 @@ class SolverResult:
         # Refusing reveals nothing a returned NaN would not.
         if not np.all(np.isfinite(self.weights)):
             raise ValueError(f"{self.solver or 'solver'}: the iterates overflowed float64 (non-finite weights); "
-                             "learning_rate, clip_norm / data_norm_bound, noise_multiplier or radius is too large "
-                             "for float64 arithmetic — reduce it")
+                             "learning_rate, clip_norm / data_norm_bound, noise_multiplier, radius or smoothness is "
+                             "too extreme for float64 arithmetic")
 
     @property
     def epsilon(self) -> float:

@@ -307,3 +307,11 @@ def test_linear_regression_output_perturbation_tiny_epsilon_auto_alpha():
     assert est._alpha((40, 3), "l2") == AUTO_ALPHA_REGRESSION_MAX  # the cap, not a crash
     with pytest.raises(ValueError, match="Lipschitz"):  # squared loss: refused by the solver, as at any ε
         est.fit(X, y)
+
+
+@pytest.mark.parametrize("kw,match", [({"radius": 1e308}, "radius"), ({"radius": 1e-320}, "radius"),
+                                      ({"smoothness": 1e308}, "smoothness"), ({"smoothness": 1e-320}, "smoothness")])
+def test_dp_accmd_extreme_radius_smoothness(kw, match, data):
+    # radius: was OverflowError in r**2 / ZeroDivisionError in kappa; smoothness: a NaN model
+    with pytest.raises(ValueError, match=match):
+        _fit("dp_accmd", data, **kw)
