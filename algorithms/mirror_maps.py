@@ -78,7 +78,7 @@ import numpy as np
 from dpcore._jit import jit
 from dpcore._validation import check_positive, check_positive_int
 
-from ._mirror_pow import unit_pows
+from ._mirror_pow import _bits, _float, unit_pows
 from .constraints import L1, LINF, NONE, SIMPLEX, Constraint, get_constraint
 
 __all__ = [
@@ -306,6 +306,34 @@ def _certified_lower_end(top: float, R: float, kappa: float) -> float:
 
 
 @jit
+def _top(theta: np.ndarray, signed: bool) -> float:
+    """max |θⱼ| (``signed``) or max θⱼ; the former as an integer max of the bit patterns (non-negative
+    floats order like their bits), which vectorises."""
+    if signed:
+        bits = 0
+        for j in range(theta.shape[0]):
+            bits = max(bits, _bits(theta[j]) & 0x7FFFFFFFFFFFFFFF)
+        return _float(bits)
+    top = -math.inf
+    for j in range(theta.shape[0]):
+        top = max(top, theta[j])
+    return top
+
+
+@jit
+def _gather(theta: np.ndarray, signed: bool, cut: float, va: np.ndarray, idx: np.ndarray) -> int:
+    """va[:k], idx[:k] ← the values |θⱼ| (``signed``) or θⱼ above ``cut`` and their indices (branch-free:
+    every value is written, the count advances when it is kept); returns k."""
+    k = 0
+    for j in range(theta.shape[0]):
+        v = abs(theta[j]) if signed else theta[j]
+        va[k] = v
+        idx[k] = j
+        k += v > cut
+    return k
+
+
+@jit
 def _compact(va: np.ndarray, idx: np.ndarray, k: int, a: float, top: float, tau: float) -> int:
     """Keep in va[:k], idx[:k] the coordinates with value > a + τ·(top − a): the others have
     tⱼ(ν) ≤ τ for every ν ≥ a (tⱼ decreases in ν), i.e. are 0 (value ≤ a) or negligible (module
@@ -344,12 +372,11 @@ def _l1_point(theta: np.ndarray, signed: bool, va: np.ndarray, idx: np.ndarray, 
         A, B, C = _weighted_sums(va, k, nu, m, buf)
     else:
         m, A, B, C = _power_sums(va, k, nu, top, r, buf)
-    f = m * A ** ((2.0 - r) / r) / kappa
+    f = A ** ((2.0 - r) / r) / kappa  # wⱼ = (m/κ)A^{(2−r)/r}·tⱼ^{r−2}·tⱼ, tⱼ = (vⱼ − ν)/m: m cancels
     for i in range(k):
-        if buf[i] > 0.0:
-            j = idx[i]
-            val = f * buf[i] * ((va[i] - nu) / m)
-            out[j] = math.copysign(val, theta[j]) if signed else val
+        j = idx[i]
+        val = f * buf[i] * (va[i] - nu)
+        out[j] = (math.copysign(val, theta[j]) if signed else val) if val > 0.0 else 0.0
 
 
 @jit
@@ -464,11 +491,7 @@ def bregman_step_kernel(kind: int, radius: float, r: float, s: float, kappa: flo
         idx = np.empty(d, np.int64)
         buf = np.empty(d)
         tau = _negligible_t(d, r)
-        top = -math.inf
-        for j in range(d):
-            va[j] = abs(theta[j]) if signed else theta[j]
-            idx[j] = j
-            top = max(top, va[j])
+        top = _top(theta, signed)
         lo = _certified_lower_end(top, radius, kappa)
         evals = 1
         if signed:
@@ -477,6 +500,7 @@ def bregman_step_kernel(kind: int, radius: float, r: float, s: float, kappa: flo
                 return 0
             lo = max(lo, 0.0)  # ν ≥ 0; at ν = 0 the unconstrained point may be inside the ball
         elif lo == -math.inf:  # top ≫ κR: no end certified in floating point; double a step until h > 0
+            _gather(theta, signed, -math.inf, va, idx)
             step = max(1.0, abs(top))
             lo = top - step
             while _l1_residual(va, d, lo, top, radius, r, kappa, buf)[0] <= 0.0:
@@ -484,7 +508,8 @@ def bregman_step_kernel(kind: int, radius: float, r: float, s: float, kappa: flo
                 lo = top - step
                 evals += 1
             evals += 1
-        k = _compact(va, idx, d, lo, top, tau)  # drop the zeros and the negligible for every ν ≥ lo
+        # only the values above lo + τ(top − lo) ever enter an evaluation: the others are 0 or negligible
+        k = _gather(theta, signed, lo + tau * (top - lo), va, idx)
         h0, d0 = _l1_residual(va, k, lo, top, radius, r, kappa, buf)
         if h0 <= 0.0 and lo == 0.0 and signed:  # the unconstrained point ∇Φ*(θ) is inside the ball
             _l1_point(theta, signed, va, idx, k, 0.0, top, r, kappa, True, buf, out)
