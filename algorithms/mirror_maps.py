@@ -387,7 +387,10 @@ def _l1_root(theta: np.ndarray, signed: bool, va: np.ndarray, idx: np.ndarray, k
     docstring) until the bracket is two adjacent floats or h(b) ∈ [−tol, 0]; leave the point at b in
     ``out``; return the number of residual evaluations."""
     tol = _ROOT_TOL * R
+    aim = -0.5 * tol  # Newton aims at the middle of the stopping window [−tol, 0]
     x, hx, dx = a, ha, da
+    curv = -1.0  # |error| / step² of the last Newton point (in ν; −1: no estimate yet)
+    skips = 0  # bisections skipped in a row
     at_b = False  # whether the last residual (whose powers buf[:k] holds) was evaluated at b
     it = 0
     while it < _MAX_ROOT_ITERATIONS:
@@ -395,33 +398,45 @@ def _l1_root(theta: np.ndarray, signed: bool, va: np.ndarray, idx: np.ndarray, k
         mid = a + 0.5 * width
         if not (a < mid < b):
             break
-        cand = x - hx / dx if dx < 0.0 else mid
+        newton = dx < 0.0
+        cand = x - (hx - aim) / dx if newton else mid
         if not (a < cand < b):
             cand = mid
+            newton = False
         a, b, k, hc, dc = _shrink(va, idx, k, cand, a, b, top, R, r, kappa, tau, buf)
         it += 1
         at_b = -tol <= hc <= 0.0
         if at_b:
             break
+        if newton and dc < 0.0:
+            s2 = (cand - x) * (cand - x)
+            curv = abs((hc - aim) / dc) / s2 if s2 > 0.0 else -1.0
         x, hx, dx = cand, hc, dc
-        if dc < 0.0:  # probe twice the next Newton step beyond cand, to close the bracket's far end
-            probe = cand - 2.0 * hc / dc
+        if dc < 0.0:  # probe past the next Newton point to close the bracket's far end: by twice the
+            # predicted Newton error curv·step² (at most one more step; one step while there is no estimate)
+            step = -(hc - aim) / dc
+            probe = cand + step * (1.0 + (min(1.0, 2.0 * curv * abs(step)) if curv >= 0.0 else 1.0))
             if a < probe < b:
                 a, b, k, hp, dp = _shrink(va, idx, k, probe, a, b, top, R, r, kappa, tau, buf)
                 it += 1
                 at_b = -tol <= hp <= 0.0
                 if at_b:
                     break
-                if abs(hp) < abs(hx):
+                if abs(hp - aim) < abs(hx - aim):
                     x, hx, dx = probe, hp, dp
-        if b - a > 0.5 * width:  # the bracket failed to halve: bisect once
+        if b - a > 0.5 * width:  # the bracket failed to halve: bisect once ...
+            if abs(hx - aim) <= 2.0 * tol and skips < 2:  # ... unless x is within the residual's rounding
+                skips += 1  # noise of the window, where Newton's next step is the better move (twice at most)
+                continue
+            skips = 0
             mid = a + 0.5 * (b - a)
-            a, b, k, hx, dx = _shrink(va, idx, k, mid, a, b, top, R, r, kappa, tau, buf)
+            a, b, k, hm, dm = _shrink(va, idx, k, mid, a, b, top, R, r, kappa, tau, buf)
             it += 1
-            x = mid
-            if -tol <= hx <= 0.0:
+            if -tol <= hm <= 0.0:
                 at_b = True
                 break
+            if abs(hm - aim) < abs(hx - aim):  # Newton goes on from the better of x and mid
+                x, hx, dx = mid, hm, dm
     _l1_point(theta, signed, va, idx, k, b, top, r, kappa, at_b, buf, out)
     return it
 

@@ -293,33 +293,46 @@ def numpy_l1_step(theta, r, kappa, R):
     if h0 <= 0.0 and lo == 0.0:
         return point(0.0)
     a, b = lo, top
+    aim = -0.5 * tol
     x, hx, dx = a, h0, d0
+    curv = -1.0
+    skips = 0
     for _ in range(400):
         width = b - a
         mid = a + 0.5 * width
         if not (a < mid < b):
             break
-        cand = x - hx / dx if dx < 0.0 else mid
+        newton = dx < 0.0
+        cand = x - (hx - aim) / dx if newton else mid
         if not (a < cand < b):
-            cand = mid
+            cand, newton = mid, False
         a, b, hc, dc = shrink(cand, a, b)
         if -tol <= hc <= 0.0:
             break
+        if newton and dc < 0.0:
+            s2 = (cand - x) ** 2
+            curv = abs((hc - aim) / dc) / s2 if s2 > 0.0 else -1.0
         x, hx, dx = cand, hc, dc
         if dc < 0.0:
-            probe = cand - 2.0 * hc / dc
+            step = -(hc - aim) / dc
+            probe = cand + step * (1.0 + (min(1.0, 2.0 * curv * abs(step)) if curv >= 0.0 else 1.0))
             if a < probe < b:
                 a, b, hp, dp = shrink(probe, a, b)
                 if -tol <= hp <= 0.0:
                     break
-                if abs(hp) < abs(hx):
+                if abs(hp - aim) < abs(hx - aim):
                     x, hx, dx = probe, hp, dp
         if b - a > 0.5 * width:
+            if abs(hx - aim) <= 2.0 * tol and skips < 2:
+                skips += 1
+                continue
+            skips = 0
             mid = a + 0.5 * (b - a)
             a, b, hm, dm = shrink(mid, a, b)
             if -tol <= hm <= 0.0:
                 break
-            x, hx, dx = mid, hm, dm
+            if abs(hm - aim) < abs(hx - aim):
+                x, hx, dx = mid, hm, dm
     return point(b)
 
 
