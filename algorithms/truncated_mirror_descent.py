@@ -205,9 +205,13 @@ def _run(m: MirrorSetup, T, tau, gamma, sigma, local, rng, details):
     gen = as_generator(rng)
     perm = gen.permutation(n)
     snap_every = max(1, T // 20)
-    w, snaps, releases, evals, zeroed, root_its = truncated_mirror_descent_kernel(
-        s.loss.kind, s.loss.param, s.data.X, s.data.y, m.dual_norms, perm, T, b, tau, s.reg.alpha,
-        m.constraint.kind, m.constraint.radius, geo.r, geo.s, geo.kappa, m.w0, gamma, sigma, local, snap_every, gen)
+    try:
+        w, snaps, releases, evals, zeroed, root_its = truncated_mirror_descent_kernel(
+            s.loss.kind, s.loss.param, s.data.X, s.data.y, m.dual_norms, perm, T, b, tau, s.reg.alpha,
+            m.constraint.kind, m.constraint.radius, geo.r, geo.s, geo.kappa, m.w0, gamma, sigma, local, snap_every, gen)
+    except ZeroDivisionError as exc:  # an infinite mirror point θ = ∇φ(w) − g/γ reached the Bregman root solve
+        raise ValueError(f"gamma={gamma!r}, alpha={s.reg.alpha!r}, truncation={tau!r}: the mirror step overflowed "
+                         "float64; use moderate gamma / alpha / smoothness / lam values") from exc
     details = dict(details)
     details.update(releases=releases, truncated=zeroed, steps=T, batch_size=b, truncation=tau, gamma=gamma, p=geo.p,
                    q=geo.q, kappa=geo.kappa, noise_norm=geo.r, mirror_exponent=geo.s, smoothness=m.smoothness,
@@ -378,7 +382,12 @@ def shuffled_truncated_mirror_descent(
     default_lam = math.sqrt(n * epsilon) / (geo.kappa**2 * d * L) ** 0.25 if private else 1.0
     lm, tau, M = _lambda_tau(m, lam, truncation, default_lam)
     lam_for_T = tau if lm is None else lm  # with τ given, λ ≈ τ in the theorem's T (λ ≥ βM there, so τ ≤ 2λ)
-    default_T = (M * n * epsilon) ** 2 / (max(lam_for_T, 1e-300) ** 2 * d * L) if private else default_steps_nonprivate(n)
+    if private:  # float products (not **): a huge or tiny lam gives inf / 0 instead of OverflowError
+        num, lam_T = M * n * epsilon, max(lam_for_T, 1e-300)
+        den = lam_T * lam_T * d * L
+        default_T = num * num / den if den > 0.0 else math.inf
+    else:
+        default_T = default_steps_nonprivate(n)
     T = check_steps(steps, min(default_T, n), n)
     b = n // T
     users = T * b

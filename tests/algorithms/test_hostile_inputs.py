@@ -315,3 +315,14 @@ def test_dp_accmd_extreme_radius_smoothness(kw, match, data):
     # radius: was OverflowError in r**2 / ZeroDivisionError in kappa; smoothness: a NaN model
     with pytest.raises(ValueError, match=match):
         _fit("dp_accmd", data, **kw)
+
+
+@pytest.mark.parametrize("name", ["batched_truncated_mirror_descent", "shuffled_truncated_mirror_descent"])
+@pytest.mark.parametrize("kw", [{"gamma": 1e-320}, {"alpha": 1e308}, {"smoothness": 1e-320}, {"lam": 1e308},
+                                {"lam": 1e-320}, {"truncation": 1e308}, {"truncation": 1e-320}])
+def test_truncated_mirror_extreme_parameters(name, kw, data):
+    # were ZeroDivisionError from the kernel's Bregman step, or OverflowError / ZeroDivisionError in the
+    # shuffled default T = (M n ε)² / (λ² d log(1/δ))
+    eps = 0.05 if name.startswith("shuffled") else 1.0
+    _finite_or_refused(lambda: _fit(name, data, epsilon=eps, p=1.5, **kw),
+                       ["gamma", "alpha", "steps", "epsilon", "sigma", "truncation"])
