@@ -150,6 +150,8 @@ def approx_objective_perturbation(
     else:
         lam_v = max(r * beta / (eps * n) - a, 0.0)
     mu = a + 2.0 * lam_v
+    if not n * mu < math.inf:  # the ridge n·μ of the perturbed objective must be a float64
+        raise ValueError(f"alpha={a!r} / lam={lam_v!r} too large: the ridge n*(alpha + 2*lam) overflows float64")
     if mu <= 0.0 and C.kind == 0:
         raise ValueError("alpha or lam must be > 0 when constraint='none' (J must be strongly convex)")
     out_sens = 2.0 * math.sqrt(2.0 * acc / mu) if mu > 0 else 2.0 * diam

@@ -326,3 +326,8 @@ def test_truncated_mirror_extreme_parameters(name, kw, data):
     eps = 0.05 if name.startswith("shuffled") else 1.0
     _finite_or_refused(lambda: _fit(name, data, epsilon=eps, p=1.5, **kw),
                        ["gamma", "alpha", "steps", "epsilon", "sigma", "truncation"])
+
+
+def test_approx_objective_perturbation_overflowing_lam(data):
+    with pytest.raises(ValueError, match="lam"):  # was a NaN Newton solve (RuntimeError)
+        _fit("approx_objective_perturbation", data, alpha=0.1, lam=1e308)
