@@ -39,8 +39,12 @@ Bregman steps. Every mirror step of Algorithms 3, 4, 7 has the form
   per coordinate gives all three sums (C = Σc, B = Σct, A = Σct²). The powers are computed by the
   branch-free :func:`algorithms._mirror_pow.unit_pows` in loops LLVM vectorises (AVX2), the sums in a
   third, reassociated loop, over the active values kept contiguous. The root is found by Newton
-  steps kept inside the certified bracket, a probe at twice the next Newton step beyond each Newton
-  point to close the far end, and a bisection whenever the bracket fails to halve.
+  steps kept inside the certified bracket and aimed at h = −tol/2 (the middle of the stopping window
+  below), a probe past each next Newton point — by twice the Newton error predicted from the last
+  step's (error/step² times step²; one whole step before there is an estimate) — to close the far
+  end, and a bisection whenever the bracket fails to halve, except (twice in a row at most) while
+  the best point is within the residual's rounding noise (2·tol) of the window, where Newton's next
+  step is the better move; ~2 evaluations per step on the benchmark's θ's at d = 10⁴, 5 for dense ones.
   Start: the top coordinate alone bounds h from below, h(ν) ≥ (top − ν)/κ − R, because adding a
   coordinate whose t is at most every present one never lowers A^{(2−r)/r}·B when r > 2 (with
   x = t^r/A, y = t^{r−1}/B: A ≥ t·B gives y ≥ x(r−2)/r, so 1 + y ≥ (1 + x)^{(r−2)/r}). So the root
