@@ -128,6 +128,14 @@ def test_schedules_and_their_overrides():
     assert (own.details["steps"], own.details["phi_weight"], own.details["step_scale"]) == (7, 0.1, 3.0)
 
 
+def test_tuned_schedule_keeps_100_steps_for_the_generalized_gaussian():
+    """The step-count rule is for Gaussian noise only (its T is privacy-neutral); generalized-Gaussian
+    releases compose as approximate-DP steps, so the tuned schedule keeps T = 100 for them."""
+    gg = noisy_mirror_descent(X, Y, p=1.5, epsilon=1.0, data_norm_bound=1.0, rng=0, noise="generalized_gaussian")
+    assert gg.details["steps"] == 100 == gg.event.count == gg.details["releases"]
+    assert noisy_mirror_descent(X, Y, p=1.5, epsilon=1.0, data_norm_bound=1.0, rng=0).details["steps"] == 1000
+
+
 @pytest.mark.parametrize("n,d,T", [(200, 5, 1000), (50_000, 100, 1000), (50_000, 1000, 300), (32_561, 124, 1000),
                                    (50_000, 3000, 100), (20_000, 10_000, 100), (15_000, 1000, 1000),
                                    (16_000, 1000, 938)])
