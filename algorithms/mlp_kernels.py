@@ -28,6 +28,7 @@ from numba.extending import intrinsic
 from dpcore._jit import jit
 from mechanisms.kernels import gaussian_noise_kernel
 
+from ._mirror_pow import POW_FLAGS, _exp_neg
 from .clipping import clip_factor, clip_margin
 from .dp_sgd import fixed_batch_kernel
 from .dp_srm import bounded_step_kernel
@@ -39,22 +40,23 @@ __all__ = [
 ]
 
 
-# tanh as a rational function below 0.625 and through exp above (the Cephes form, Moshier 1989; within
-# 4e-16 relative of libm's tanh, pinned in tests). Both forms are computed and one is selected, so there is
-# no branch on |x| to mispredict: it costs about half of libm's tanh on the mixed-sign, mixed-magnitude
-# inputs of a hidden layer, where libm's tanh was a third of the per-example time. NaN stays NaN, ±inf → ±1.
+# tanh as a rational function below 0.625 and through e^{−2|x|} above (the Cephes form, Moshier 1989), both
+# computed and one selected: no branch and no call (e^{−2|x|} is algorithms._mirror_pow's branch-free exp,
+# relative error < 2e-17 before rounding), so a loop over the hidden units compiles to AVX2 code (callers
+# use ``error_model="numpy"``). Within 5e-16 relative of libm's tanh (pinned in tests); NaN stays NaN,
+# ±inf → ±1.
 _TP = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
 _TQ = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
 
 
-@jit
+@jit(inline="always", **POW_FLAGS)
 def tanh_kernel(x: float) -> float:
     """tanh(x) (the hidden activation of every kernel here); see the comment above."""
     ax = abs(x)
     s = x * x
     small = x + x * s * ((_TP[0] * s + _TP[1]) * s + _TP[2]) / (((s + _TQ[0]) * s + _TQ[1]) * s + _TQ[2])
-    e = math.exp(2.0 * min(ax, 40.0))
-    big = math.copysign(1.0 - 2.0 / (e + 1.0), x)
+    e = _exp_neg(-2.0 * ax)
+    big = math.copysign((1.0 - e) / (1.0 + e), x)
     return small if ax < 0.625 else big
 
 
@@ -273,30 +275,16 @@ def _work_backprop(work, ind, val, p0, p1, yi, d, h, K, a, z, o, do, da):
     hd = h * d
     off2 = hd + h
     off3 = off2 + K * h
-    # first layer in blocks of four hidden units held in registers (a running sum in memory would
-    # wait on store-to-load forwarding at every feature); the same additions in the same order
-    h4 = h - h % 4
-    for u in range(0, h4, 4):
-        a0 = work[hd + u]
-        a1 = work[hd + u + 1]
-        a2 = work[hd + u + 2]
-        a3 = work[hd + u + 3]
-        for q in range(p0, p1):
-            base = ind[q] * h + u
-            v = val[q]
-            a0 += work[base] * v
-            a1 += work[base + 1] * v
-            a2 += work[base + 2] * v
-            a3 += work[base + 3] * v
-        a[u] = a0
-        a[u + 1] = a1
-        a[u + 2] = a2
-        a[u + 3] = a3
-    for u in range(h4, h):
-        acc = work[hd + u]
-        for q in range(p0, p1):
-            acc += work[ind[q] * h + u] * val[q]
-        a[u] = acc
+    # first layer over h contiguous weights per feature; unsigned indices (no negative-index wrap-around
+    # select per element) let LLVM vectorise the loop over u
+    hu = np.uint64(h)
+    for u in range(hu):
+        a[u] = work[np.uint64(hd) + u]
+    for q in range(p0, p1):
+        base = np.uint64(ind[q]) * hu
+        v = val[q]
+        for u in range(hu):
+            a[u] += work[base + u] * v
     for u in range(h):
         z[u] = tanh_kernel(a[u])
     for c in range(K):
@@ -323,17 +311,18 @@ def _work_backprop(work, ind, val, p0, p1, yi, d, h, K, a, z, o, do, da):
 @jit(inline="always")
 def _add_first_layer(out, ind, val, p0, p1, coef, d, h):
     """``out``'s W₁, b₁ blocks (work layout) += coef ⊗ [x, 1] over the example's non-zero features."""
-    hd = h * d
-    for u in range(h):
+    hd = np.uint64(h * d)
+    hu = np.uint64(h)
+    for u in range(hu):
         out[hd + u] += coef[u]
-    for q in range(p0, p1):
-        base = ind[q] * h
+    for q in range(p0, p1):  # unsigned indices: vectorised over u (see _work_backprop)
+        base = np.uint64(ind[q]) * hu
         v = val[q]
-        for u in range(h):
+        for u in range(hu):
             out[base + u] += coef[u] * v
 
 
-@jit
+@jit(error_model="numpy")  # no fastmath: the norm and the clip factor stay plain IEEE arithmetic
 def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count, clip, d, h, K, out, a, z, o, do, da):
     """``out ← Σ_{k<count} clip_C(∇loss(θ; x, y))`` in the work layout (:func:`to_work_layout`) for the
     CSR rows ``rows[k]`` (:func:`sparse_rows`) with labels ``y[labels[k]]``; ``a``, ``z``, ``da`` (h),
@@ -374,7 +363,7 @@ def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count,
     return clipped
 
 
-@jit
+@jit(error_model="numpy")  # no fastmath: the norm and the clip factor stay plain IEEE arithmetic
 def work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, rows, labels, count, gamma, clip1, clip2, d, h,
                           K, out, a, z, zp, o, do, dop, da, dap):
     """DP-SRM's later-step sum (wang-jayaraman-evans-gu §6.1, eq. (6.1)) in the work layout:
