@@ -80,7 +80,8 @@ def prefetch(typingctx, arr, i):
         i8p = ir.IntType(8).as_pointer()
         fnty = ir.FunctionType(ir.VoidType(), [i8p, ir.IntType(32), ir.IntType(32), ir.IntType(32)])
         # the intrinsic's mangled name: p0i8 while llvmlite's IR layer writes typed pointers, p0 with opaque ones
-        name = "llvm.prefetch.p0i8" if getattr(llvmlite, "ir_layer_typed_pointers_enabled", True) else "llvm.prefetch.p0"
+        typed = getattr(llvmlite, "ir_layer_typed_pointers_enabled", True)
+        name = "llvm.prefetch.p0i8" if typed else "llvm.prefetch.p0"
         fn = cgutils.get_or_insert_function(builder.module, fnty, name)
         i32 = ir.IntType(32)
         builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
