@@ -193,6 +193,8 @@ def _flag(name: str) -> str:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    if not 0.0 < args.epsilon < math.inf:  # the library's message would name its argument, target_epsilon
+        raise ValueError(f"--epsilon must be in (0, inf); got {args.epsilon!r}")
     if args.mechanism == "gaussian":
         for name in _SUBSAMPLED_ONLY:
             if getattr(args, name) is not None:

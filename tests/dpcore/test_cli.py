@@ -95,7 +95,9 @@ def test_table_output(capsys):
     (["epsilon", "--noise-multiplier", "1", "--sampling-rate", "0.1", "--steps", "10", "--delta", "2"], "delta"),
     (["epsilon", "--noise-multiplier", "1", "--sampling-rate", "0.1", "--steps", "0", "--delta", "1e-5"], "steps"),
     (["epsilon", "--noise-multiplier", "nan", "--sampling-rate", "0.1", "--steps", "1", "--delta", "1e-5"], "noise"),
-    (["calibrate", "--epsilon", "0", "--delta", "1e-5", "--sampling-rate", "0.1", "--steps", "10"], "epsilon"),
+    (["calibrate", "--epsilon", "0", "--delta", "1e-5", "--sampling-rate", "0.1", "--steps", "10"], "--epsilon"),
+    (["calibrate", "--epsilon", "inf", "--delta", "1e-5", "--sampling-rate", "0.1", "--steps", "10"], "--epsilon"),
+    (["calibrate", "--epsilon", "-1", "--delta", "1e-5", "--mechanism", "gaussian", "--sensitivity", "1"], "--epsilon"),
     (["shuffle", "--epsilon0", "1", "--n", "1", "--delta", "1e-6"], "n"),
     (["epsilon", "--noise-multiplier", "1"], "required"),
 ])
