@@ -326,6 +326,24 @@ def _add_first_layer(out, ind, val, p0, p1, coef, d, h):
             out[base + u] += coef[u] * v
 
 
+@jit(inline="always")
+def _visit_row(ptr, ind, val, sqnorm, y, rows, labels, k, count):
+    """The k-th example of a batch: read hints for the rows ahead (:func:`_prefetch_ahead`), then its CSR
+    row r = ``rows[k]`` and that row's entry range [p0, p1); returns (r, p0, p1)."""
+    _prefetch_ahead(ptr, ind, val, sqnorm, y, rows, labels, k, count)
+    r = rows[k]
+    return r, ptr[r], ptr[r + 1]
+
+
+@jit(inline="always")
+def _fused_clip_factor(first_sq, xsq, second_sq, zsq, margin):
+    """Clip factor (:func:`algorithms.clipping.clip_factor`, threshold ``margin``) of a per-example vector
+    whose squared norm is ``first_sq``·(‖x‖² + 1) + ``second_sq``·(‖z‖² + 1) (first-layer coefficients ⊗ [x, 1]
+    plus the second-layer blocks); 0 when that norm is NaN, so the record contributes nothing."""
+    norm = math.sqrt(first_sq * (xsq + 1.0) + second_sq * (zsq + 1.0))
+    return 0.0 if norm != norm else clip_factor(norm, margin)
+
+
 @jit(error_model="numpy")  # no fastmath: the norm and the clip factor stay plain IEEE arithmetic
 def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count, clip, d, h, K, out, a, z, o, do, da):
     """``out ← Σ_{k<count} clip_C(∇loss(θ; x, y))`` in the work layout (:func:`to_work_layout`) for the
@@ -345,13 +363,9 @@ def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count,
     out[:] = 0.0
     clipped = 0
     for k in range(count):
-        _prefetch_ahead(ptr, ind, val, sqnorm, y, rows, labels, k, count)
-        r = rows[k]
-        p0 = ptr[r]
-        p1 = ptr[r + 1]
+        r, p0, p1 = _visit_row(ptr, ind, val, sqnorm, y, rows, labels, k, count)
         dasq, zsq, dosq = _work_backprop(work, ind, val, p0, p1, y[labels[k]], d, h, K, a, z, o, do, da)
-        norm = math.sqrt(dasq * (sqnorm[r] + 1.0) + dosq * (zsq + 1.0))
-        f = 0.0 if norm != norm else clip_factor(norm, margin)
+        f = _fused_clip_factor(dasq, sqnorm[r], dosq, zsq, margin)
         if f < 1.0:
             clipped += 1
         if f == 0.0:  # a NaN or infinite gradient contributes nothing (NaN·0 would still reach ``out``)
@@ -389,15 +403,11 @@ def work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, rows, label
     c1 = 0
     c2 = 0
     for k in range(count):
-        _prefetch_ahead(ptr, ind, val, sqnorm, y, rows, labels, k, count)
-        r = rows[k]
-        p0 = ptr[r]
-        p1 = ptr[r + 1]
+        r, p0, p1 = _visit_row(ptr, ind, val, sqnorm, y, rows, labels, k, count)
         yi = y[labels[k]]
         dasq, zsq, dosq = _work_backprop(work, ind, val, p0, p1, yi, d, h, K, a, z, o, do, da)
         _work_backprop(work_prev, ind, val, p0, p1, yi, d, h, K, a, zp, o, dop, dap)
-        norm1 = math.sqrt(dasq * (sqnorm[r] + 1.0) + dosq * (zsq + 1.0))
-        f1 = 0.0 if norm1 != norm1 else clip_factor(norm1, margin1)
+        f1 = _fused_clip_factor(dasq, sqnorm[r], dosq, zsq, margin1)
         ddsq = 0.0
         for u in range(h):
             dap[u] = da[u] - dap[u]  # δa − δa′
@@ -409,8 +419,7 @@ def work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, rows, label
                 w2sq += e * e
             e = do[c] - dop[c]
             w2sq += e * e
-        norm2 = math.sqrt(ddsq * (sqnorm[r] + 1.0) + w2sq)
-        f2 = 0.0 if norm2 != norm2 else clip_factor(norm2, margin2)
+        f2 = _fused_clip_factor(ddsq, sqnorm[r], w2sq, 0.0, margin2)  # w2sq: the second-layer blocks' squared norm
         if f1 < 1.0:
             c1 += 1
         if f2 < 1.0:
