@@ -58,15 +58,13 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 import dpcore
+from dpcore.accounting import PROFILE_MAX_EPSILON
 from dpcore.events import MechanismEvent
 from dpcore.result import PrivacyResult
 
 __all__ = ["objective_delta", "ObjectiveProfile", "objective_event", "calibrate_objective_noise", "objective_privacy"]
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
-#: Largest ε dpcore's ``"profile"`` accountant inverts a privacy profile to: its bracket doubles from 1
-#: and gives up past 1e6, so 2¹⁹ is the last ε it checks (``dpcore.accounting._profile_epsilon``).
-PROFILE_MAX_EPSILON = 2.0**19
 _TINY = 5e-324  # least positive float: the floor of log δ in the calibration root search
 _LOG_S_MAX = 700.0  # e^700 ≈ 1e304: noise multipliers beyond it overflow σ = 2L·m
 

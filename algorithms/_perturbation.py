@@ -42,7 +42,7 @@ from mechanisms.gaussian import Gaussian
 
 from ._data import Data, admitted_norm_bound, prepare_data
 from ._objective_privacy import objective_privacy
-from ._solver_common import check_relation_replace_one
+from ._solver_common import check_relation_replace_one, check_smoothness
 from .constraints import Constraint, dual_gauge_kernel, project_kernel
 from .losses import Loss, get_loss
 from .objective import traces
@@ -146,7 +146,7 @@ def glm_constants(loss: Loss, data_norm_bound: float) -> Tuple[float, float]:
             f"loss must be Lipschitz and smooth for this solver (the privacy proof needs both); "
             f"{loss.name!r} has L={L}, beta={beta} on the whole space — use 'logistic', 'huber' or 'smoothed_hinge'"
         )
-    return L, beta
+    return L, check_smoothness(beta, data_norm_bound)
 
 
 def jacobian_epsilon(beta: float, ridge_n: float) -> float:

@@ -9,6 +9,7 @@ dpcore event of exactly what it runs; this module calibrates the multiplier with
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
@@ -35,6 +36,7 @@ from .result import SolverResult
 __all__ = [
     "Setup",
     "setup",
+    "check_smoothness",
     "as_generator",
     "calibrated_privacy",
     "check_calibration",
@@ -168,11 +170,20 @@ def setup(
             raise ValueError(
                 f"loss {lossobj.name!r} has no finite positive Lipschitz constant here ({clip}); give clip_norm"
             )
-    smooth = None if data_norm_bound is None else lossobj.smoothness(data_norm_bound)
-    if smooth is not None and not 0.0 < smooth < math.inf:  # β = c·R² under- or overflowed float64
-        raise ValueError(f"data_norm_bound={data_norm_bound!r} gives the loss smoothness {smooth!r}, outside (0, inf) "
-                         "in float64; rescale X so that its row-norm bound is a moderate number")
+    smooth = None if data_norm_bound is None else check_smoothness(lossobj.smoothness(data_norm_bound),
+                                                                   data_norm_bound)
     return Setup(data, lossobj, reg, con, clip, smooth, start)
+
+
+def check_smoothness(smooth: float, data_norm_bound: float) -> float:
+    """The loss smoothness β = c·R² for ``data_norm_bound`` = R, or ``ValueError`` naming data_norm_bound
+    when β under- or overflowed float64: a zero, subnormal or infinite β breaks the step rules and the
+    ridge and noise formulas built on 1/β."""
+    if not sys.float_info.min <= smooth < math.inf:
+        raise ValueError(f"data_norm_bound={data_norm_bound!r} gives the loss smoothness {smooth!r}, outside "
+                         f"[{sys.float_info.min:.4g}, inf) in float64; rescale X so that its row-norm bound is a "
+                         "moderate number")
+    return smooth
 
 
 def default_step(learning_rate: Optional[float], s: Setup, factor: float, name: str = "learning_rate") -> float:

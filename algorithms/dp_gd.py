@@ -55,11 +55,12 @@ BENCHMARK_MOMENTUM = 0.9  # default μ for output="last" with the accountant cal
 STEP_NOISE_SCALE = 600.0
 
 
-def default_steps(n: int, epsilon: Optional[float]) -> int:
-    """T = min(100, max(10, ⌈n·ε/15⌉)) (100 for ε = inf or a given noise multiplier): public n and ε only."""
+def default_steps(n: int, epsilon: Optional[float], scale: float = 15.0) -> int:
+    """T = min(100, max(10, ⌈n·ε/scale⌉)) (100 for ε = inf or a given noise multiplier): public n and ε only.
+    ``scale`` = 15 is DP-GD's rule; :func:`algorithms.dp_srm.default_srm_steps` passes its own."""
     if epsilon is None or math.isinf(epsilon):
         return 100
-    ratio = n * epsilon / 15.0  # may round to inf for a huge finite ε: compared before ceil, never converted
+    ratio = n * epsilon / scale  # may round to inf for a huge finite ε: compared before ceil, never converted
     return 100 if ratio >= 100 else max(10, math.ceil(ratio))
 
 

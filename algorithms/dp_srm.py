@@ -107,10 +107,7 @@ def default_srm_steps(n: int, epsilon: Optional[float]) -> int:
     recursion with extrapolation needs fewer steps, and each step's noise grows with √T
     (a9a, ε = 0.2: T = 41 instead of 100; RESULTS.md "Non-convex solvers").
     """
-    if epsilon is None or math.isinf(epsilon):
-        return 100
-    ratio = n * epsilon / STEPS_SCALE  # may round to inf for a huge finite ε: compared before ceil
-    return 100 if ratio >= 100 else max(10, math.ceil(ratio))
+    return default_steps(n, epsilon, STEPS_SCALE)
 
 
 def dp_srm_sensitivities(clip_norm: float, diff_clip_norm: float, momentum: float) -> tuple[float, float]:
@@ -461,7 +458,7 @@ def dp_srm(
         T = check_iterations("steps", steps)
     elif epochs is not None or paper_defaults:
         passes = PAPER_EPOCHS if epochs is None else check_positive("epochs", epochs)
-        T = max(1, math.ceil(iteration_count("epochs", epochs, (passes * n - b0) / (2 * b) + 1)))
+        T = iteration_count("epochs", epochs, (passes * n - b0) / (2 * b) + 1)
     else:
         T = default_srm_steps(n, epsilon) if tuned else default_steps(n, epsilon)
     factor = 0.5 if paper_defaults else default_step_factor(n, epsilon, T) if tuned else BENCHMARK_STEP

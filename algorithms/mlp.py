@@ -32,18 +32,19 @@ from typing import Any, Optional
 
 import numpy as np
 
-from dpcore._validation import check_choice, check_delta, check_nonnegative, check_positive, check_positive_int
+from dpcore._validation import check_choice, check_delta, check_nonnegative, check_positive
 from dpcore.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 
 from ._data import validate_features
 from ._solver_common import (
-    MAX_ITERATIONS, as_generator, calibrated_privacy, check_batch_size, check_counts, iteration_count,
+    as_generator, calibrated_privacy, check_batch_size, check_counts, check_iterations, iteration_count,
 )
 from .dp_gd import check_heavy_ball
 from .dp_srm import check_momentum, dp_srm_event, dp_srm_sensitivities
 from .estimators import _Base, _ClassifierMixin, _store_params
 from .label_set import label_set
 from .mlp_kernels import mlp_dp_srm_kernel, mlp_logits_kernel, mlp_noisy_sgd_kernel, n_parameters
+from .result import check_finite_model
 from .seeding import warn_if_fixed_seed
 
 __all__ = ["DPMLPClassifier", "MLP_SOLVERS"]
@@ -151,9 +152,7 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
             raise ValueError(f"classes must hold at least two distinct labels; got {classes.tolist()}")
         if not np.all(np.isin(y, classes)):
             raise ValueError(f"y must contain only the labels {classes.tolist()}")
-        h = check_positive_int("hidden_units", self.hidden_units)
-        if h > MAX_ITERATIONS:  # the kernels index the parameter vector in int64
-            raise ValueError(f"hidden_units must be an integer in [1, {MAX_ITERATIONS}]; got {self.hidden_units!r}")
+        h = check_iterations("hidden_units", self.hidden_units)  # the kernels index the parameters in int64
         solver = check_choice("solver", self.solver, MLP_SOLVERS)
         eps = check_positive("epsilon", self.epsilon, allow_inf=True)
         delta = check_delta("delta", self.delta)
@@ -215,9 +214,7 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
                                                       heavy_ball, cosine, adam, ADAM_BETA2,
                                                       ADAM_EPS + z * sens / b)
             check_counts(releases, event)
-        if not np.all(np.isfinite(theta)):  # never release a NaN / inf network (see SolverResult)
-            raise ValueError("DPMLPClassifier: the iterates overflowed float64 (non-finite weights); learning_rate "
-                             "or clip_norm is too large for float64 arithmetic — reduce it")
+        check_finite_model(theta, "DPMLPClassifier", "learning_rate or clip_norm")
         self.classes_ = classes
         self.n_features_in_ = d
         self._shape = (d, h, K)

@@ -10,7 +10,16 @@ import numpy as np
 from dpcore.events import PrivacyEvent
 from dpcore.result import PrivacyResult
 
-__all__ = ["SolverResult"]
+__all__ = ["SolverResult", "check_finite_model"]
+
+
+def check_finite_model(weights: np.ndarray, who: str, arguments: str) -> None:
+    """``ValueError`` when a trained model has a NaN / inf entry: a scale argument (one of ``arguments``) too
+    large for float64 overflowed the run. A NaN / inf model is never released; refusing reveals nothing a
+    returned NaN would not."""
+    if not np.all(np.isfinite(weights)):
+        raise ValueError(f"{who}: the iterates overflowed float64 (non-finite weights); {arguments} is too extreme "
+                         "for float64 arithmetic")
 
 
 @dataclass(frozen=True)
@@ -68,10 +77,8 @@ class SolverResult:
         # A NaN / inf model is never released: a scale argument (learning_rate, clip_norm,
         # data_norm_bound, noise_multiplier, radius, ...) too large for float64 overflowed the run.
         # Refusing reveals nothing a returned NaN would not.
-        if not np.all(np.isfinite(self.weights)):
-            raise ValueError(f"{self.solver or 'solver'}: the iterates overflowed float64 (non-finite weights); "
-                             "learning_rate, clip_norm / data_norm_bound, noise_multiplier, radius or smoothness is "
-                             "too extreme for float64 arithmetic")
+        check_finite_model(self.weights, self.solver or "solver", "learning_rate, clip_norm / data_norm_bound, "
+                           "noise_multiplier, radius or smoothness")
 
     @property
     def epsilon(self) -> float:

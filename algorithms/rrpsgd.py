@@ -143,7 +143,7 @@ def rrpsgd(
     elif max_epochs is not None:
         t_max = iteration_count("max_epochs", max_epochs, check_positive("max_epochs", max_epochs) * n / b)
     elif calibration == "paper":
-        t_max = n * n
+        t_max = iteration_count("calibration", calibration, n * n)  # Theorem 4's T = n²: n ≤ 46 340
     else:
         t_max = max(1, math.ceil(DEFAULT_MAX_EPOCHS * n / b))
     lr = default_step(learning_rate, s, 1.0)

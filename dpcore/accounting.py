@@ -61,7 +61,10 @@ from .events import (
 )
 from .result import CertificationError, PrivacyResult, round_up
 
-__all__ = ["ACCOUNTANTS", "AccountantFailureWarning", "get_epsilon", "get_delta"]
+__all__ = ["ACCOUNTANTS", "AccountantFailureWarning", "PROFILE_MAX_EPSILON", "get_epsilon", "get_delta"]
+
+#: Largest ε the ``"profile"`` accountant reports: its bracket doubles from ε = 1 and gives up beyond this.
+PROFILE_MAX_EPSILON = 2.0**19
 
 ACCOUNTANTS = ("rdp", "moments", "analytic_gaussian", "composition", "shuffle", "profile", "pld", "auto")
 
@@ -277,8 +280,9 @@ def _profile_epsilon(event: PrivacyEvent, delta: float) -> PrivacyResult:
         hi = 1.0
         while not ok(hi):
             hi *= 2.0
-            if hi > 1e6:
-                raise ValueError(f"privacy_profile of {mech.name!r} stays above delta={delta} up to epsilon=1e6")
+            if hi > PROFILE_MAX_EPSILON:
+                raise ValueError(f"privacy_profile of {mech.name!r} stays above delta={delta} up to "
+                                 f"epsilon={PROFILE_MAX_EPSILON:g}")
         lo = 0.0 if hi == 1.0 else hi / 2.0
         while hi - lo > 1e-13 * hi:
             mid = 0.5 * (lo + hi)

@@ -21,7 +21,7 @@ from . import __version__
 from .accounting import ACCOUNTANTS, get_epsilon
 from .calibration import calibrate_noise_multiplier, subsampled_gaussian_event
 from .events import GaussianEvent, PoissonSampledEvent, ShuffledEvent
-from ._validation import check_delta, check_nonnegative
+from ._validation import check_delta, check_nonnegative, check_positive
 from .result import CertificationError, jsonable, round_down
 
 __all__ = ["main", "build_parser"]
@@ -193,8 +193,7 @@ def _flag(name: str) -> str:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    if not 0.0 < args.epsilon < math.inf:  # the library's message would name its argument, target_epsilon
-        raise ValueError(f"--epsilon must be in (0, inf); got {args.epsilon!r}")
+    check_positive("--epsilon", args.epsilon)  # the library's message would name its own target_epsilon
     if args.mechanism == "gaussian":
         for name in _SUBSAMPLED_ONLY:
             if getattr(args, name) is not None:
