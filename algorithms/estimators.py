@@ -388,6 +388,7 @@ class _DPLinearModel(_Base):
         else:
             self.coef_, self.intercept_ = w.copy(), 0.0
         self.privacy_ = res.privacy
+        self._privacy_event = res.event  # what ran (algorithms.model_selection checks it against its accounting)
         if self.keep_diagnostics:  # opt-in, not private (class docstring)
             self.result_ = res
             self.n_gradient_evaluations_ = int(res.n_gradient_evaluations)
@@ -458,11 +459,19 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
 
     _loss = "logistic"
 
-    def __init__(self, solver: str = "objective_perturbation", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
-                 fit_intercept: bool = True, intercept_scaling: float = 1.0, data_norm_bound: float = 1.0,
+    def __init__(self, solver: str = "auto", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
+                 fit_intercept: bool = True, intercept_scaling: Any = "auto", data_norm_bound: float = 1.0,
                  clip_data: bool = False, classes: Optional[Any] = None, random_state: Any = None,
-                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False, penalty: str = "l2") -> None:
+                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False, penalty: str = "l2",
+                 tune: Any = None) -> None:
         _store_params(self, locals())
+
+    def _intercept_scaling(self) -> float:
+        """``intercept_scaling="auto"``: 1.0 (``solver="auto"`` picks its own, :mod:`algorithms.auto_solver`)."""
+        if isinstance(self.intercept_scaling, str) and self.intercept_scaling == "auto":
+            self.intercept_scaling_ = 1.0
+            return 1.0
+        return super()._intercept_scaling()
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPLogisticRegression":
         """Fit privately; see the class docstring for what ``privacy_`` covers."""
@@ -476,7 +485,16 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         if not np.all(np.isin(y, classes)):
             raise ValueError(f"y must contain only the labels {classes.tolist()}")
         self.classes_ = classes
-        return self._fit_weights(X, np.where(y == classes[1], 1.0, -1.0), {}, {})
+        signs = np.where(y == classes[1], 1.0, -1.0)
+        if self.tune is not None:  # private selection over a candidate grid (algorithms.model_selection)
+            from .model_selection import fit_tuned
+
+            return fit_tuned(self, X, signs)
+        if self.solver == "auto":  # the rule of public quantities (algorithms.auto_solver)
+            from .auto_solver import fit_auto
+
+            return fit_auto(self, X, signs)
+        return self._fit_weights(X, signs, {}, {})
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """P(class) per row, shape (n, 2), columns in ``classes_`` order (logistic link)."""
