@@ -247,6 +247,12 @@ class _DPLinearModel(_Base):
         y = np.asarray(y, dtype=np.float64).ravel()
         rng_ = getattr(self, "target_range", None)
         if self.target_bound is None and rng_ is None:
+            if math.isfinite(check_positive("epsilon", self.epsilon, allow_inf=True)):  # issue 24: never silently
+                raise ValueError(
+                    f"{type(self).__name__} needs a public target_bound B (|y| <= B) or target_range (lo, hi) for a "
+                    "private fit: the noise is calibrated to the scaled targets, and on raw targets the defaults "
+                    "give a model worse than the mean (diabetes: R^2 about -4); a bound read off the training "
+                    "targets would not be private (epsilon=inf fits raw targets)")
             return self._fit_weights(X, y, loss_params, extra)
         if rng_ is not None:
             if self.target_bound is not None:
