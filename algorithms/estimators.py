@@ -415,10 +415,12 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     solver : str
         One of ``dp_gd, dp_sgd, dp_svrg, dp_svrg_pp, dp_accmd, output_perturbation_gd,
         objective_perturbation, approximate_minima_perturbation, approx_objective_perturbation,
-        dp_srm, rrpsgd``. Default ``objective_perturbation``: the least test error of every solver on
-        a9a and ijcnn1 at each ε in {0.1, 0.5, 1, 2} with the defaults, and the fastest fit
-        (benchmarks/RESULTS.md, "Defaults on real data"; dp_svrg, the former default, reached the
-        majority-class error on a9a at ε = 0.1).
+        dp_srm, rrpsgd`` or ``"auto"`` (default): a rule of the public n, d, ε and the number of classes
+        (:mod:`algorithms.auto_solver`) — the privately chosen constant predictor when n·ε/√d is below 10
+        (one :class:`~algorithms.auto_solver.LowSignalWarning`), DP-GD with a few plain steps for n·ε < 1300,
+        DP-GD's defaults for ε < 0.5, objective perturbation otherwise; the solver run is stored in ``solver_``.
+        (Objective perturbation, the former default, is not the best solver at every ε: ijcnn1 at ε = 0.1 is the
+        majority class with it; benchmarks/RESULTS.md, "Defaults and private selection".)
     epsilon : float
         Target ε in (0, ∞] (nats); ``math.inf`` = same algorithm without noise.
     delta : float
@@ -435,8 +437,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         ``"nonconvex"`` needs a solver that takes it: dp_gd, dp_sgd, dp_srm, rrpsgd.
     fit_intercept : bool
         Append the constant feature ``intercept_scaling`` (included in the norm bound).
-    intercept_scaling : float
-        c > 0, value of the constant feature.
+    intercept_scaling : float or "auto"
+        c > 0, value of the constant feature; ``"auto"`` (default): R/2 in ``solver="auto"``'s few-step
+        regime, else 1.0. Stored in ``intercept_scaling_``.
     data_norm_bound : float
         Public bound R on ‖xᵢ‖₂ (feature units).
     clip_data : bool
@@ -461,6 +464,13 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         Opt-in, NOT private: keep ``result_`` (the solver's full result, traces on) and
         ``n_gradient_evaluations_`` — diagnostics computed on the raw data. Default False: only
         ``coef_``, ``intercept_`` and ``privacy_`` are stored.
+    tune : None, True, float or dict
+        Opt-in private hyper-parameter selection within ``epsilon`` (:mod:`algorithms.model_selection`):
+        repeat-and-select over a public DP-GD grid and the constant predictor, accounted by
+        :mod:`dpcore.selection` (Papernot & Steinke 2022). ``True``: the defaults
+        ``{"candidates": 5, "distribution": "truncated_negative_binomial", "shape": -0.5, "score_share": 0.2}``;
+        a number: the mean number of runs; a dict overrides those keys. ``privacy_`` is then the whole
+        selection's guarantee and ``tuning_`` states the share of one run and of the selection.
     """
 
     _loss = "logistic"
