@@ -312,7 +312,9 @@ def mp_repeat_and_select_rdp(event: RepeatAndSelectEvent, order: float,
             r_hat = inner_mp(best_order)
             mironov = mpmath.exp((a_hat - 1) * (r_hat - eps_hat))
             balle = mpmath.exp((a_hat - 1) * (r_hat - eps_hat + mpmath.log1p(-1 / a_hat)) - mpmath.log(a_hat))
-            delta_hat = min(mironov, balle, mpmath.mpf(1))
+            kl = inner_mp(float(grid[int(np.argmin(curve))]))  # the KL → TV rule of dpcore.conversions
+            tv = mpmath.sqrt(min(kl / 2, -mpmath.expm1(-kl)))
+            delta_hat = min(mironov, balle, tv, mpmath.mpf(1))
             return base + mpmath.mpf(event.mean) * delta_hat + mpmath.log(mpmath.mpf(event.mean)) / (lam - 1)
         g, eta = mpmath.mpf(event.gamma), mpmath.mpf(event.shape)
         if eta == 0:
