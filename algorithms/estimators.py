@@ -247,6 +247,12 @@ class _DPLinearModel(_Base):
         y = np.asarray(y, dtype=np.float64).ravel()
         rng_ = getattr(self, "target_range", None)
         if self.target_bound is None and rng_ is None:
+            if math.isfinite(check_positive("epsilon", self.epsilon, allow_inf=True)):  # issue 24: never silently
+                raise ValueError(
+                    f"{type(self).__name__} needs a public target_bound B (|y| <= B) or target_range (lo, hi) for a "
+                    "private fit: the noise is calibrated to the scaled targets, and on raw targets the defaults "
+                    "give a model worse than the mean (diabetes: R^2 about -4); a bound read off the training "
+                    "targets would not be private (epsilon=inf fits raw targets)")
             return self._fit_weights(X, y, loss_params, extra)
         if rng_ is not None:
             if self.target_bound is not None:
@@ -388,6 +394,7 @@ class _DPLinearModel(_Base):
         else:
             self.coef_, self.intercept_ = w.copy(), 0.0
         self.privacy_ = res.privacy
+        self._privacy_event = res.event  # what ran (algorithms.model_selection checks it against its accounting)
         if self.keep_diagnostics:  # opt-in, not private (class docstring)
             self.result_ = res
             self.n_gradient_evaluations_ = int(res.n_gradient_evaluations)
@@ -408,10 +415,12 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     solver : str
         One of ``dp_gd, dp_sgd, dp_svrg, dp_svrg_pp, dp_accmd, output_perturbation_gd,
         objective_perturbation, approximate_minima_perturbation, approx_objective_perturbation,
-        dp_srm, rrpsgd``. Default ``objective_perturbation``: the least test error of every solver on
-        a9a and ijcnn1 at each ε in {0.1, 0.5, 1, 2} with the defaults, and the fastest fit
-        (benchmarks/RESULTS.md, "Defaults on real data"; dp_svrg, the former default, reached the
-        majority-class error on a9a at ε = 0.1).
+        dp_srm, rrpsgd`` or ``"auto"`` (default): a rule of the public n, d, ε and the number of classes
+        (:mod:`algorithms.auto_solver`) — the privately chosen constant predictor when n·ε/√d is below 10
+        (one :class:`~algorithms.auto_solver.LowSignalWarning`), DP-GD with a few plain steps for n·ε < 1300,
+        DP-GD's defaults for ε < 0.5, objective perturbation otherwise; the solver run is stored in ``solver_``.
+        (Objective perturbation, the former default, is not the best solver at every ε: ijcnn1 at ε = 0.1 is the
+        majority class with it; benchmarks/RESULTS.md, "Defaults and private selection".)
     epsilon : float
         Target ε in (0, ∞] (nats); ``math.inf`` = same algorithm without noise.
     delta : float
@@ -428,8 +437,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         ``"nonconvex"`` needs a solver that takes it: dp_gd, dp_sgd, dp_srm, rrpsgd.
     fit_intercept : bool
         Append the constant feature ``intercept_scaling`` (included in the norm bound).
-    intercept_scaling : float
-        c > 0, value of the constant feature.
+    intercept_scaling : float or "auto"
+        c > 0, value of the constant feature; ``"auto"`` (default): R/2 in ``solver="auto"``'s few-step
+        regime, else 1.0. Stored in ``intercept_scaling_``.
     data_norm_bound : float
         Public bound R on ‖xᵢ‖₂ (feature units).
     clip_data : bool
@@ -454,15 +464,30 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         Opt-in, NOT private: keep ``result_`` (the solver's full result, traces on) and
         ``n_gradient_evaluations_`` — diagnostics computed on the raw data. Default False: only
         ``coef_``, ``intercept_`` and ``privacy_`` are stored.
+    tune : None, True, float or dict
+        Opt-in private hyper-parameter selection within ``epsilon`` (:mod:`algorithms.model_selection`):
+        repeat-and-select over a public DP-GD grid and the constant predictor, accounted by
+        :mod:`dpcore.selection` (Papernot & Steinke 2022). ``True``: the defaults
+        ``{"candidates": 5, "distribution": "truncated_negative_binomial", "shape": -0.5, "score_share": 0.2}``;
+        a number: the mean number of runs; a dict overrides those keys. ``privacy_`` is then the whole
+        selection's guarantee and ``tuning_`` states the share of one run and of the selection.
     """
 
     _loss = "logistic"
 
-    def __init__(self, solver: str = "objective_perturbation", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
-                 fit_intercept: bool = True, intercept_scaling: float = 1.0, data_norm_bound: float = 1.0,
+    def __init__(self, solver: str = "auto", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
+                 fit_intercept: bool = True, intercept_scaling: Any = "auto", data_norm_bound: float = 1.0,
                  clip_data: bool = False, classes: Optional[Any] = None, random_state: Any = None,
-                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False, penalty: str = "l2") -> None:
+                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False, penalty: str = "l2",
+                 tune: Any = None) -> None:
         _store_params(self, locals())
+
+    def _intercept_scaling(self) -> float:
+        """``intercept_scaling="auto"``: 1.0 (``solver="auto"`` picks its own, :mod:`algorithms.auto_solver`)."""
+        if isinstance(self.intercept_scaling, str) and self.intercept_scaling == "auto":
+            self.intercept_scaling_ = 1.0
+            return 1.0
+        return super()._intercept_scaling()
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPLogisticRegression":
         """Fit privately; see the class docstring for what ``privacy_`` covers."""
@@ -476,7 +501,16 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         if not np.all(np.isin(y, classes)):
             raise ValueError(f"y must contain only the labels {classes.tolist()}")
         self.classes_ = classes
-        return self._fit_weights(X, np.where(y == classes[1], 1.0, -1.0), {}, {})
+        signs = np.where(y == classes[1], 1.0, -1.0)
+        if self.tune is not None:  # private selection over a candidate grid (algorithms.model_selection)
+            from .model_selection import fit_tuned
+
+            return fit_tuned(self, X, signs)
+        if self.solver == "auto":  # the rule of public quantities (algorithms.auto_solver)
+            from .auto_solver import fit_auto
+
+            return fit_auto(self, X, signs)
+        return self._fit_weights(X, signs, {}, {})
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """P(class) per row, shape (n, 2), columns in ``classes_`` order (logistic link)."""

@@ -123,7 +123,26 @@ def _dp_leaf(e: PrivacyEvent) -> Optional[tuple]:
         return (e.epsilon, e.delta)
     if isinstance(e, MechanismEvent) and e.pure_epsilon is not None:
         return (e.pure_epsilon, 0.0)
-    return None
+    return _selection_leaf(e)
+
+
+def _selection_leaf(e: PrivacyEvent) -> Optional[tuple]:
+    """A :class:`~dpcore.selection.RepeatAndSelectEvent` around a pure ε-DP run: a pure leaf of
+    (2 + η)·ε (Papernot & Steinke Thm 2 as λ → ∞; Liu & Talwar Thm 3.1 for the geometric case);
+    the inner ε is the basic composition of its pure parts, rounded up."""
+    from .selection import RepeatAndSelectEvent, pure_selection_epsilon
+
+    if not isinstance(e, RepeatAndSelectEvent):
+        return None
+    try:
+        parts = _flatten(e.event, _dp_leaf, "composition")
+    except UnsupportedEventError:
+        return None
+    if any(key[1] > 0.0 for key, _ in parts):
+        return None
+    inner = round_up(math.fsum(key[0] * count for key, count in parts) * (1.0 + 2.0**-40))
+    eps = pure_selection_epsilon(e, inner)
+    return None if eps is None else (eps, 0.0)
 
 
 def _contains_nonprivate(event: PrivacyEvent) -> bool:

@@ -23,6 +23,7 @@ from .calibration import calibrate_noise_multiplier, subsampled_gaussian_event
 from .events import GaussianEvent, PoissonSampledEvent, ShuffledEvent
 from ._validation import check_delta, check_nonnegative, check_positive
 from .result import CertificationError, jsonable, round_down
+from .selection_cli import add_tuning_flags, calibrate_tuned, tuning_requested
 
 __all__ = ["main", "build_parser"]
 
@@ -185,7 +186,8 @@ def _cmd_rdp(args: argparse.Namespace) -> int:
 
 
 _GAUSSIAN_ONLY = ("sensitivity", "method")
-_SUBSAMPLED_ONLY = ("sampling_rate", "steps", "sampling", "dataset_size", "relation", "accountant", "certify")
+_SUBSAMPLED_ONLY = ("sampling_rate", "steps", "sampling", "dataset_size", "relation", "accountant", "certify",
+                    "tune_candidates", "tune_distribution", "tune_shape")
 
 
 def _flag(name: str) -> str:
@@ -210,6 +212,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     sampling = _check_sampling_flags(args, args.sampling_rate)
     accountant = args.accountant or "auto"
     certify = True if args.certify is None else args.certify
+    if tuning_requested(args):  # the budget split between tuning runs and their selection (dpcore.selection_cli)
+        _emit(args, calibrate_tuned(args, sampling, args.accountant or "rdp", certify), "Noise calibration with tuning")
+        return 0
     cal = calibrate_noise_multiplier(
         args.epsilon, args.delta, sampling_rate=args.sampling_rate, steps=args.steps,
         sampling=sampling, dataset_size=args.dataset_size, relation=args.relation,
@@ -388,6 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
     certify.add_argument("--no-certify", dest="certify", action="store_false",
                          help="skip the high-precision recomputation of the final epsilon")
     _add_sampling(p)
+    add_tuning_flags(p, _positive_float)
     _add_json(p)
     p.set_defaults(func=_cmd_calibrate)
 

@@ -173,11 +173,14 @@ def test_noisy_extrapolated_run_releases_exactly_what_the_event_accounts_for():
 
 def test_paper_defaults_are_the_section_7_1_choices():
     """defaults='paper': b = 100, 5 passes (T = ⌈(5·400 − 100)/200⌉ + 1 = 11), C₂ = C₁/100, γ = C₂/C₁,
-    step cap C₂/β_loss = 0.04, step 1/(2β) = 2, uniformly random output; explicit arguments still win."""
+    step cap C₂/β_loss = 0.04, step 1/(2β) = 2, the last iterate (what §7 evaluates; Alg. 1's random one on request);
+    explicit arguments still win."""
     d = dp_srm(X, Y, epsilon=1.0, data_norm_bound=1.0, defaults="paper", rng=0).details
     assert (d["batch_size"], d["initial_batch_size"], d["steps"]) == (100, 100, 11)
     assert d["diff_clip_norm"] == d["clip_norm"] / 100 and d["momentum"] == pytest.approx(0.01)
     assert d["step_bound"] == pytest.approx(0.04) and d["learning_rate"] == pytest.approx(2.0)
+    assert d["output_index"] == 11
+    d = dp_srm(X, Y, epsilon=1.0, data_norm_bound=1.0, defaults="paper", output="random", rng=0).details
     assert 0 <= d["output_index"] < 11
     d = dp_srm(X, Y, epsilon=1.0, data_norm_bound=1.0, defaults="paper", batch_size=50, output="last", rng=0).details
     assert d["batch_size"] == 50 and d["output_index"] == d["steps"] == 21

@@ -49,7 +49,7 @@ def test_bad_target_range_is_a_value_error_naming_it(cls):
 
 
 def test_adassp_needs_a_public_target_bound():
-    with pytest.raises(ValueError, match="target_bound is required"):
+    with pytest.raises(ValueError, match="target_bound"):
         DPLinearRegression(solver="adassp", random_state=0).fit(XR, YR)
     with pytest.raises(ValueError, match="target_bound"):  # the solver checks the bound itself too
         adassp(XR, YR, epsilon=1.0, data_norm_bound=1.0, target_bound=0.5 * float(np.max(np.abs(YR))))
@@ -143,7 +143,7 @@ def test_auto_huber_delta_is_a_quarter_of_the_scaled_targets():
     m = DPHuberRegressor(target_range=(LO, HI), random_state=0, keep_diagnostics=True).fit(XR, YR)
     assert m.solver == "dp_gd" and m.huber_delta_ == AUTO_HUBER_DELTA == 0.25
     assert m.result_.details["clip_norm"] == pytest.approx(0.25 * math.sqrt(1.25), rel=1e-12)  # h·√(R² + c²), c = R/2
-    assert DPHuberRegressor(random_state=0).fit(XR, YR).huber_delta_ == 1.0
+    assert DPHuberRegressor(epsilon=math.inf).fit(XR, YR).huber_delta_ == 1.0  # raw targets: no privacy only
     assert DPHuberRegressor(huber_delta=0.5, target_bound=10.0, random_state=0).fit(XR, YR).huber_delta_ == 0.5
     with pytest.raises(ValueError, match="huber_delta"):
         DPHuberRegressor(huber_delta="wide", random_state=0).fit(XR, YR)
@@ -261,7 +261,7 @@ def test_auto_intercept_scaling_is_half_the_row_bound_with_scaled_targets(cls):
     assert m.intercept_ == pytest.approx(w[-1] * 1.0 * (HI - LO) / 2 + (LO + HI) / 2, rel=1e-12)
     m = cls(target_bound=100.0, random_state=0).fit(XR, YR)
     assert m.intercept_scaling_ == 0.5
-    assert cls(random_state=0).fit(XR, YR).intercept_scaling_ == 1.0  # raw targets: the old constant
+    assert cls(epsilon=math.inf).fit(XR, YR).intercept_scaling_ == 1.0  # raw targets (noise off): the old constant
     assert cls(target_bound=100.0, intercept_scaling=0.3, random_state=0).fit(XR, YR).intercept_scaling_ == 0.3
     for bad in ("half", 0.0, -1.0):
         with pytest.raises(ValueError, match="intercept_scaling"):
@@ -339,3 +339,12 @@ def test_joint_variant_noise_off_is_ridge_with_the_prior_ratio():
         ref = np.linalg.solve(XR.T @ XR + (n * alpha + lam) * np.eye(d), XR.T @ YR)
         np.testing.assert_allclose(res.weights, ref, rtol=1e-8, atol=1e-12)
         assert res.privacy.epsilon == math.inf
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegression, DPHuberRegressor])
+def test_private_fit_without_a_target_bound_is_refused(cls):
+    """Issue 24: a private regression on raw targets (diabetes: R² about −4) is refused, naming both arguments;
+    epsilon=inf (no noise) still fits the raw targets."""
+    with pytest.raises(ValueError, match="target_bound.*target_range"):
+        cls(random_state=0).fit(XR, YR)
+    assert cls(epsilon=math.inf).fit(XR, YR).score(XR, YR) > 0.5
