@@ -180,7 +180,8 @@ def mlp_replay(name, solve, D, D1, relation, seed, settings):
     n, d = D[0].shape
     theta = settings.pop("theta", None)
     theta_prev = settings.pop("theta_prev", None)
-    classes = np.unique(np.concatenate([D[1], D1[1], settings.pop("classes", np.zeros(0))]))
+    classes = settings.pop("classes", None)  # the public label set; default: the labels of D ∪ D′ (and ±1)
+    classes = np.unique(np.concatenate([D[1], D1[1]])) if classes is None else np.asarray(classes, dtype=np.float64)
     if classes.size < 2:
         classes = np.array([-1.0, 1.0])
     kw = dict(hidden_units=3, solver="dp_gd", epochs=1, optimizer="momentum", heavy_ball=0.0, lr_schedule="constant",
