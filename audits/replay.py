@@ -88,7 +88,6 @@ class ConformanceReport:
     solver: str
     checks: Tuple[ReleaseCheck, ...]
     inconsistencies: Tuple[str, ...] = ()
-    notes: Tuple[str, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -101,7 +100,6 @@ class ConformanceReport:
 
     def to_dict(self) -> Dict[str, Any]:
         return {"solver": self.solver, "verdict": self.verdict, "inconsistencies": list(self.inconsistencies),
-                "notes": list(self.notes),
                 "checks": [{"release": c.release, "relation": c.relation, "order": c.order, "measured": c.measured,
                             "lower": c.lower, "declared": c.declared, "ratio": c.ratio, "verdict": c.verdict,
                             "method": c.method} for c in self.checks]}

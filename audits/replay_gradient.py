@@ -144,6 +144,9 @@ def dp_svrg_replay(name, solve, D, D1, relation, seed, settings):
         issues.append(f"{name}: snapshot noise std {sigma_snapshot!r} is not noise_multiplier x 2C")
     i = differing_index(D, D1)
     zero_at_w0 = (kw["loss"] in ("squared", "huber") and not np.any(kw["w0"]) and D[1][i] == 0.0 and D1[1][i] == 0.0)
+    if pp and not zero_at_w0:
+        raise ValueError("dp_svrg_pp: only its inner release is replayable — give the differing records label 0 with "
+                         "loss='squared' or 'huber' and w0 = 0 (zero gradient at w0; see COVERAGE['dp_svrg_pp'])")
     if not pp and not zero_at_w0:
         diff, slack = step_difference(kw["w0"], r0.weights, r1.weights, lr / n)
         checks.append(make_check(name, "snapshot clipped gradient sum at w0", relation, 2.0, diff, slack,

@@ -130,7 +130,8 @@ SOLVER_SETTINGS: Dict[str, dict] = {
                                                "truncation": 1e-3, "radius": 5.0, "trace": False},
     "shuffled_truncated_mirror_descent_dense": {"loss": "logistic", "data_norm_bound": 2.0, "p": 1.001, "steps": 1,
                                                 "truncation": 1e-3, "radius": 5.0, "trace": False},
-    "dp_gd_tiny": {"loss": "logistic", "data_norm_bound": 1.0, "steps": 1, "clip_norm": 1e-200, "trace": False},
+    "dp_gd_tiny": {"loss": "logistic", "data_norm_bound": 1.0, "steps": 1, "clip_norm": 1e-200, "trace": False,
+                   "tol": None},
 }
 #: Solvers whose guarantee exists only for small ε (Su–Zhao–Wang Theorem 9: ε = O(√(log(n/δ)/n))) are
 #: audited at min(ε, cap) on a larger canary problem (n, d) instead of the defaults.
