@@ -6,6 +6,9 @@ broken releases are the functions and classes below; :mod:`audits.targets` turns
 :class:`audits.AuditTarget` with worst-case neighbours and a distinguisher, and
 :data:`CATALOGUE` states, for every bug, the audit (estimator, trial budget per side) that flags
 it at 95% confidence. ``planted_bug_suite`` in :mod:`audits.library_audit` runs them all.
+:data:`REPLAY_PLANTED` holds the variants the sensitivity-conformance replay must catch
+(:func:`audits.conformance.check_solver` with ``solve=replay_planted(bug, name)``): norms that underflow and a
+bias term left out of the clip.
 
 Every broken release *claims* the privacy of its correct twin (the claim is what the buggy code
 would report through dpcore); the bug only changes what it does.
