@@ -45,6 +45,11 @@ SOLVER_TRIALS["shuffled_truncated_mirror_descent"] = (150, 2_000)  # ≈ 7 ms pe
 SOLVER_TRIALS.update({name: (150, 2_000) for name in ("adassp", "adassp_joint")})  # ≈ 10 ms per call
 SOLVER_TRIALS.update({name: (1_000, 20_000) for name in ("objective_perturbation", "approximate_minima_perturbation",
                                                          "approx_objective_perturbation")})
+# norm-stress rows (issue 21, ~1 ms per call): 1000 trials let the threshold selection pick a separating threshold
+# when the clip fails (150 do not, under the Bonferroni level)
+SOLVER_TRIALS.update({name: (1_000, 5_000) for name in (
+    "noisy_mirror_descent_dense", "batched_truncated_mirror_descent_dense", "shuffled_truncated_mirror_descent_dense",
+    "dp_gd_tiny")})
 #: Trials per side (quick, full) of each :mod:`audits.robustness_checks` row (a few ms per call).
 ROBUSTNESS_TRIALS = (150, 1_000)
 

@@ -10,7 +10,7 @@ from algorithms import DPHuberRegressor, DPLinearRegression
 from algorithms.estimators import AUTO_CLIP_FRACTION
 from algorithms.sufficient_statistics import DEFAULT_BUDGET_SPLIT, adassp, adassp_sensitivities
 from algorithms.synthetic import make_regression
-from dpcore.events import ComposedEvent, GaussianEvent
+from dpcore.events import GaussianEvent
 
 pytestmark = pytest.mark.filterwarnings("ignore::algorithms.DeterministicSeedWarning")  # seeds: tests only
 
@@ -73,15 +73,18 @@ def test_adassp_noise_off_is_ols_or_ridge(alpha):
 
 
 @pytest.mark.parametrize("relation", ["replace_one", "add_remove"])
-def test_adassp_privacy_is_dpcores_for_its_event(relation):
-    """The reported ε is dpcore's for the three composed Gaussians with the released σᵢ/Δᵢ; it meets the
-    target, and equals one Gaussian mechanism with multiplier z (μ² = Σ 1/zᵢ²) — an independent route."""
+def test_adassp_privacy_is_the_exact_epsilon_of_its_noise(relation, independent):
+    """The reported ε is the exact ε (Balle–Wang, in mpmath: tests/algorithms/conftest.py) of the three composed
+    Gaussians with the released σᵢ/Δᵢ (one Gaussian of μ² = Σ(Δᵢ/σᵢ)²); it meets the target and equals one
+    Gaussian mechanism with multiplier z (dpcore's closed form, a second route)."""
     B = float(np.max(np.abs(YR)))
     res = adassp(XR, YR, epsilon=1.0, delta=1e-5, data_norm_bound=1.0, target_bound=B, relation=relation, rng=1)
     assert res.privacy.relation == relation and res.privacy.epsilon <= 1.0
     sigmas, sens = res.details["sigmas"], res.details["sensitivities"]
-    event = ComposedEvent([GaussianEvent(s / d, relation) for s, d in zip(sigmas, sens)])
-    assert dpcore.get_epsilon(event, 1e-5).epsilon == pytest.approx(res.privacy.epsilon, rel=1e-9)
+    mu = math.sqrt(sum((d / s) ** 2 for s, d in zip(sigmas, sens)))  # the composed Gaussians: one of μ = √Σ(Δᵢ/σᵢ)²
+    exact = independent.gaussian_epsilon(mu, 1e-5)  # Balle–Wang in mpmath
+    assert exact <= res.privacy.epsilon <= exact * (1 + 1e-9)
+    assert sorted(e.noise_multiplier for e in res.event.events) == pytest.approx(sorted(s / d for s, d in zip(sigmas, sens)))
     single = dpcore.analytic_gaussian_epsilon(res.noise_multiplier, 1e-5)
     assert single == pytest.approx(res.privacy.epsilon, rel=1e-9) and single > 0.999
     for s, d, w in zip(sigmas, sens, DEFAULT_BUDGET_SPLIT):
