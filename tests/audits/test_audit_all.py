@@ -9,9 +9,9 @@ from audits.planted_bugs import CATALOGUE
 from audits.robustness_checks import ROBUSTNESS_NAMES
 from audits.targets import MECHANISM_NAMES, SOLVER_NAMES
 
-#: Rows that are violated on this branch: issue 21's leak of the l_p solvers (dual norms that underflow at
-#: p = 1.001), caught by the norm-stress targets; they pass once the norms are scaled.
-KNOWN_LEAK = ("noisy_mirror_descent_dense", "batched_truncated_mirror_descent_dense",
+#: The norm-stress rows: issue 21's dense-row attack on the l_p solvers (violated while their dual norms
+#: underflowed at p = 1.001; they pass with the sensitivity room's scaled norms).
+NORM_STRESS = ("noisy_mirror_descent_dense", "batched_truncated_mirror_descent_dense",
               "shuffled_truncated_mirror_descent_dense")
 
 
@@ -26,18 +26,16 @@ def test_audit_all_quick_passes_and_prints_a_table(quick_audit):
     results, table = quick_audit
     names = list(MECHANISM_NAMES) + ["laplace[float-support-test]"] + list(SOLVER_NAMES) + list(ROBUSTNESS_NAMES)
     assert [r.target for r in results] == names
-    assert all(r.verdict == "pass" for r in results if r.target not in KNOWN_LEAK), table
+    assert all(r.verdict == "pass" for r in results ), table
     assert all(r.confidence > 0.99 for r in results)  # 1 − 0.05/22 per row
     for name in names:
         assert name in table
     assert "claimed eps" in table and "eps_lb" in table
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="issue 21: the l_p solvers' dual norms underflow at "
-                   "p = 1.001 (algorithms/_mirror_common.py); the dense-canary rows are violated")
 def test_audit_all_norm_stress_rows_pass(quick_audit):
     results, table = quick_audit
-    assert all(r.verdict == "pass" for r in results if r.target in KNOWN_LEAK), table
+    assert all(r.verdict == "pass" for r in results if r.target in NORM_STRESS), table
 
 
 def test_planted_bug_suite_catches_every_bug():

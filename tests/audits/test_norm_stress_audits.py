@@ -5,9 +5,9 @@ row 0.4·𝟏, clip / truncation 1e-3, one step, ε = 1 — 0.99 for the shuffle
 side); ``dp_gd_tiny`` is its ℓ2 twin (rows of 1e-170's, clip 1e-200). Clopper–Pearson at 95 % with fixed seeds:
 a correct implementation is flagged with probability ≤ 5 % (deterministic here).
 
-On this branch the ℓp solvers still have the leak: the correct-solver audits of the dense targets are
-``xfail(strict=True)`` (measured ε_lb 1.21 / 1.51 / 1.12 > claims 1 / 1 / 0.99; with a threshold fixed on separate
-runs 4.38 / 4.39 / 0.83, ``benchmarks/bench_lp_leak.py``).
+Before the fix (ℓq norms from the sensitivity room) the correct-solver audits of the dense targets were violated
+(measured ε_lb 1.21 / 1.51 / 1.12 > claims 1 / 1 / 0.99; with a threshold fixed on separate runs 4.38 / 4.39 /
+0.83, ``benchmarks/bench_lp_leak.py``); they pass now.
 """
 
 import pytest
@@ -17,8 +17,6 @@ from audits.planted_bugs import CATALOGUE
 from audits.solver_targets import SOLVER_NAMES, dense_canary_datasets, solver_target, tiny_canary_datasets
 
 DENSE = ("noisy_mirror_descent_dense", "batched_truncated_mirror_descent_dense", "shuffled_truncated_mirror_descent_dense")
-LEAK = ("issue 21: the l_p solvers' dual norms ||x||_q underflow at p = 1.001 (algorithms/_mirror_common.py computes "
-        "np.linalg.norm(ord=q) unscaled): the dense canary skips the clip / truncation")
 
 
 def test_canaries_stress_the_norm_computation():
@@ -30,7 +28,6 @@ def test_canaries_stress_the_norm_computation():
     assert set(DENSE + ("dp_gd_tiny",)) <= set(SOLVER_NAMES)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=LEAK)
 @pytest.mark.parametrize("name", DENSE)
 def test_dense_canary_audit_passes_at_the_claim(name):
     target = solver_target(name, 1.0, 1e-5)

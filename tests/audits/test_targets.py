@@ -56,13 +56,7 @@ _RANDOMISED_NOISE_FREE = {
 #: nothing separates D from D′ once their norms are right: only the audit at the claim applies to them.
 _TRUNCATED_CANARY = ("batched_truncated_mirror_descent_dense", "shuffled_truncated_mirror_descent_dense")
 
-#: issue 21's leak, still on this branch: the l_p solvers' dual norms underflow at p = 1.001, so the dense-canary
-#: targets are violated at their claims (they pass once the norms are scaled)
-_LEAK = pytest.mark.xfail(strict=True, raises=AssertionError, reason="issue 21: the l_p solvers' dual norms "
-                          "||x||_q underflow at p = 1.001 (algorithms/_mirror_common.py, np.linalg.norm(ord=q))")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_LEAK) if n.endswith("_dense") else n for n in tg.SOLVER_NAMES])
+@pytest.mark.parametrize("name", tg.SOLVER_NAMES)
 def test_correct_solver_passes_and_noise_off_is_caught(name):
     target = tg.solver_target(name, 1.0, 1e-5, n=60)
     assert target.claimed_epsilon <= 1.0 + 1e-9
