@@ -33,7 +33,7 @@ from .report import AuditResult, format_table
 
 __all__ = ["register", "main"]
 
-ESTIMATOR_CHOICES = ("auto", "clopper-pearson", "gdp", "one-run")
+ESTIMATOR_CHOICES = ("auto", "clopper-pearson", "gdp", "one-run", "curve", "fdp-one-run")
 #: Claimed ε an audit can test: below 1e-3 no feasible audit (≤ 10⁸ trials) resolves the claim and
 #: some calibrations take minutes; above 100 no attack with ≤ 10⁸ trials can refute it
 #: (ε_lb ≤ ln(trials) for Clopper–Pearson).
@@ -46,10 +46,14 @@ def _targets():
 
 
 def _auto_estimator(target: Any, estimator: str) -> str:
-    """``auto``: Gaussian-DP for Gaussian-noise claims (Nasr et al. 2023), Clopper–Pearson otherwise."""
+    """``auto``: Gaussian-DP for Gaussian-noise claims (Nasr et al. 2023), the claimed-curve test for
+    other claims with a privacy event (:mod:`audits.fdp`), Clopper–Pearson otherwise."""
     if estimator != "auto":
         return estimator
-    return "gdp" if target.noise_family == "gaussian" else "clopper-pearson"
+    if target.noise_family == "gaussian":
+        return "gdp"
+    return "curve" if target.noise_family == "other" and getattr(target, "event", None) is not None else \
+        "clopper-pearson"
 
 
 def _print_result(result: AuditResult, as_json: bool) -> None:
@@ -110,6 +114,8 @@ def _cmd_single(args: argparse.Namespace) -> int:
         given = f"--epsilon {args.epsilon!r}, --delta {args.delta!r}" + (f", --planted {planted}" if planted else "")
         raise ValueError(f"cannot build the audit target of {args.kind} {name} at {given}: "
                          f"{_first_line(exc)}") from None
+    if args.kind == "solver" and args.estimator in ("auto", "curve", "fdp-one-run"):
+        target = tg.with_solver_event(target)  # the event the solver reports, for the curve estimators
     estimator = _auto_estimator(target, args.estimator)
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
@@ -171,7 +177,8 @@ def register(subparsers: Any) -> None:
         p.add_argument("--delta", type=float, required=True, help="claimed delta in (0, 1)")
         p.add_argument("--trials", type=int, required=True, help="runs per side (canaries for one-run)")
         p.add_argument("--estimator", choices=ESTIMATOR_CHOICES, default="auto",
-                       help="auto: gdp for Gaussian noise, clopper-pearson otherwise")
+                       help="auto: gdp for Gaussian noise, curve for other claims with a privacy event, "
+                            "clopper-pearson otherwise")
         p.add_argument("--confidence", type=float, default=0.95, help="confidence of eps_lower (default 0.95)")
         p.add_argument("--planted", default=None, metavar="BUG", help="audit a deliberately broken variant")
         p.add_argument("--results", default=None, metavar="PATH",

@@ -109,21 +109,24 @@ class GridCurve:
         n = pmf.size
         self.pld = pld
         self.ell = (pld.start + np.arange(n)) * pld.h
-        d, _ = _delta_at_grid(pmf, math.exp(-pld.h))
+        d, a = _delta_at_grid(pmf, math.exp(-pld.h))
         self.delta = d + pld.inf_mass  # δ(ℓ_j) of the computed pmf (before the relative rounding)
+        self.p_after = a + pld.inf_mass  # T_{j+1} = P-mass of {L > ℓ_j}
         with np.errstate(divide="ignore", over="ignore"):
             q = np.exp(np.log(pmf) - self.ell)
         self.q_tail = np.cumsum(q[::-1])[::-1]  # F_j: Q-mass of {L ≥ ℓ_j}
         self.total = float(np.sum(pmf)) + pld.inf_mass
         self.rho = _gamma(4 * n + 16) + (float(np.max(np.abs(self.ell))) + 4.0) * _U if n else 0.0
 
+    def _window(self, cross: np.ndarray) -> np.ndarray:
+        offsets = np.arange(-_WINDOW, _WINDOW + 1)[None, :]
+        return np.clip(cross[:, None] + offsets, 0, self.ell.size - 1)
+
     def _grid_roc(self, beta: np.ndarray, rounding: int) -> np.ndarray:
         """ROC_computed(β) (any shape) rounded up (``rounding`` = +1) or down (−1)."""
-        n = self.ell.size
         beta = np.asarray(beta, dtype=np.float64)
         # g is minimal at the first j with F_{j+1} ≤ β; F decreases in j
-        cross = np.searchsorted(-self.q_tail, -beta.ravel(), side="left") - 1
-        j = np.clip(cross[:, None] + np.arange(-_WINDOW, _WINDOW + 1)[None, :], 0, n - 1)
+        j = self._window(np.searchsorted(-self.q_tail, -beta.ravel(), side="left") - 1)
         with np.errstate(over="ignore", invalid="ignore"):
             g = np.exp(self.ell[j]) * beta.ravel()[:, None] + self.delta[j]
         best = np.minimum(np.min(np.where(np.isnan(g), math.inf, g), axis=1), self.total).reshape(beta.shape)
@@ -131,6 +134,34 @@ class GridCurve:
         if rounding > 0:
             return best * (1.0 + slack) + 1e-300
         return np.maximum(best * (1.0 - slack) - 1e-300, 0.0)
+
+    def _grid_inverse(self, v: np.ndarray, rounding: int) -> np.ndarray:
+        """ROC_computed⁻¹(v) = inf{β : ROC_computed(β) ≥ v} = max(0, max_j (v − δ(ℓ_j))·e^{−ℓ_j}) (+inf
+        where v exceeds the total mass), rounded up (+1) or down (−1). The terms are unimodal in j
+        with their maximum at the first j with P(L > ℓ_j) ≤ v (their difference is
+        (v − P(L > ℓ_j))·e^{−ℓ_j}(e^{−h} − 1)); the window around it is taken, and the absolute
+        error of each term — the cancellation in v − δ, plus the drift across a stretch where the
+        P-tail is within its rounding of v — is bounded by 8ρ(δ + v)e^{−ℓ_j}."""
+        v = np.asarray(v, dtype=np.float64)
+        flat = v.ravel()
+        j = self._window(np.searchsorted(-self.p_after, -flat, side="left"))
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = np.exp(-self.ell[j])
+            terms = (flat[:, None] - self.delta[j]) * scale
+            slack = 8.0 * self.rho * (self.delta[j] + np.abs(flat[:, None])) * scale + 1e-300
+        terms = terms + rounding * slack
+        best = np.max(np.where(np.isnan(terms), -math.inf, terms), axis=1)
+        best = np.where(flat > self.total * (1.0 - 4.0 * self.rho if rounding > 0 else 1.0 + 4.0 * self.rho),
+                        math.inf, np.maximum(best, 0.0))
+        return best.reshape(v.shape)
+
+    def _lower_terms(self) -> Tuple[np.ndarray, np.ndarray]:
+        """(e^{−c_η}, K_η) of the lower bound for every η of :data:`ETAS` (module docstring)."""
+        p = self.pld
+        shifts = [p._shift(eta) for eta in ETAS]  # (c, φ) per η
+        factor = np.array([math.exp(-c) for c, _ in shifts])
+        charge = np.array([p.err + p.bias + p.moved + p.edge + eta + fail for eta, (_, fail) in zip(ETAS, shifts)])
+        return factor, charge * (1.0 + 8.0 * _U)
 
     def tpr_upper(self, fpr: np.ndarray) -> np.ndarray:
         """Certified upper bound on the exact pair's largest TPR at each FPR (in [0, 1])."""
@@ -140,13 +171,26 @@ class GridCurve:
     def tpr_lower(self, fpr: np.ndarray) -> np.ndarray:
         """Certified lower bound on the exact pair's largest TPR at each FPR (in [0, 1])."""
         fpr = np.asarray(fpr, dtype=np.float64)
-        p = self.pld
-        shifts = [p._shift(eta) for eta in ETAS]  # (c, φ) per η
-        factor = np.array([math.exp(-c) for c, _ in shifts]) * (1.0 - 4.0 * _U)
-        charge = np.array([p.err + p.bias + p.moved + p.edge + eta + fail for eta, (_, fail) in zip(ETAS, shifts)])
-        values = self._grid_roc(factor[:, None] * fpr.ravel()[None, :], -1) - (charge * (1.0 + 8.0 * _U))[:, None]
-        best = np.max(values, axis=0).reshape(fpr.shape)
+        factor, charge = self._lower_terms()
+        shifted = (factor * (1.0 - 4.0 * _U))[:, None] * fpr.ravel()[None, :]
+        best = np.max(self._grid_roc(shifted, -1) - charge[:, None], axis=0).reshape(fpr.shape)
         return np.clip(np.maximum(best, fpr), 0.0, 1.0)
+
+    def fpr_reaching_upper(self, tpr: np.ndarray) -> np.ndarray:
+        """A lower bound of inf{α : TPR_exact(α) ≥ y} for each y: TPR ≤ ROC_computed + err, so no α
+        below ROC_computed⁻¹(y − err) reaches y (capped at 1, where every TPR is 1)."""
+        y = np.asarray(tpr, dtype=np.float64)
+        v = (y - self.pld.err * (1.0 + 4.0 * _U)) * (1.0 - 4.0 * _U)
+        return np.minimum(1.0, self._grid_inverse(v, -1))
+
+    def fpr_reaching_lower(self, tpr: np.ndarray) -> np.ndarray:
+        """An upper bound of inf{α : TPR_exact(α) ≥ y} for each y: TPR(α) ≥ α (a coin flip) and
+        TPR(α) ≥ ROC_computed(α e^{−c}) − K, so α = y and α = e^{c}·ROC_computed⁻¹(y + K) reach y."""
+        y = np.asarray(tpr, dtype=np.float64)
+        factor, charge = self._lower_terms()
+        need = (y.ravel()[None, :] + charge[:, None]) * (1.0 + 4.0 * _U)
+        reach = self._grid_inverse(need, +1) / (factor * (1.0 - 4.0 * _U))[:, None]
+        return np.minimum(np.min(reach, axis=0).reshape(y.shape), y)
 
 
 def check_fpr(name: str, fpr: object) -> np.ndarray:
@@ -169,9 +213,8 @@ class ReflectedCurve:
     dominance at every α ≥ 0 is trade-off dominance T(M(D′), M(D)) ≥ T(P, Q), and inverting both
     (T(Y, X) = T(X, Y)⁻¹, Dong, Roth, Su 2022, Lemma A.2) keeps the order. The ROC of the swapped
     pair is the reflection (α, TPR) ↦ (1 − TPR, 1 − α): TPR′(α) = 1 − TPR⁻¹(1 − α) with
-    TPR⁻¹(y) = inf{x : TPR(x) ≥ y}. With L ≤ TPR ≤ U, any x with U(x) < y has TPR < y on [0, x]
-    (TPR is non-decreasing), so TPR⁻¹(y) ≥ x; any x with L(x) ≥ y has TPR⁻¹(y) ≤ x. Bisection
-    (:data:`_BISECTIONS` halvings of [0, 1]) finds such x; 1 − α is rounded towards the safe side.
+    TPR⁻¹(y) = inf{x : TPR(x) ≥ y}, bounded on both sides by :meth:`GridCurve.fpr_reaching_upper`
+    and :meth:`GridCurve.fpr_reaching_lower`; 1 − α and 1 − x are rounded towards the safe side.
 
     Parameters
     ----------
@@ -182,32 +225,19 @@ class ReflectedCurve:
     def __init__(self, base: GridCurve):
         self.base = base
 
-    @staticmethod
-    def _inverse(bound, y: np.ndarray, keep_low: bool) -> np.ndarray:
-        lo, hi = np.zeros(y.shape), np.ones(y.shape)
-        for _ in range(_BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            below = bound(mid) < y
-            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-        return lo if keep_low else hi
-
     def tpr_upper(self, fpr: np.ndarray) -> np.ndarray:
         """Certified upper bound of the reflected order's TPR at each FPR."""
         fpr = np.asarray(fpr, dtype=np.float64)
         y = np.nextafter(1.0 - fpr, -np.inf)  # ≤ 1 − α: a smaller inverse, a larger (safe) bound
-        x = self._inverse(self.base.tpr_upper, y, keep_low=True)
-        return np.minimum(1.0, np.nextafter(1.0 - x, np.inf))
+        x = self.base.fpr_reaching_upper(np.maximum(y, 0.0))
+        return np.clip(np.nextafter(1.0 - x, np.inf), fpr, 1.0)
 
     def tpr_lower(self, fpr: np.ndarray) -> np.ndarray:
         """Certified lower bound of the reflected order's TPR at each FPR."""
         fpr = np.asarray(fpr, dtype=np.float64)
         y = np.minimum(1.0, np.nextafter(1.0 - fpr, np.inf))
-        x = self._inverse(self.base.tpr_lower, y, keep_low=False)
+        x = self.base.fpr_reaching_lower(y)
         return np.clip(np.nextafter(1.0 - x, -np.inf), fpr, 1.0)
-
-
-#: halvings of [0, 1] when inverting a curve (:class:`ReflectedCurve`): resolution 2⁻⁶⁰
-_BISECTIONS = 60
 
 
 @dataclass(frozen=True)
