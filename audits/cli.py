@@ -145,7 +145,9 @@ def _cmd_all(args: argparse.Namespace) -> int:
     else:
         print(format_table(results))
         bad = [r.target for r in results if r.violated]
-        print(f"{len(results) - len(bad)} of {len(results)} claims pass" + (f"; VIOLATED: {', '.join(bad)}" if bad else ""))
+        weak = sum(r.verdict == "no power" for r in results)
+        print(f"{len(results) - len(bad) - weak} of {len(results)} claims pass, {weak} rows have no power at this "
+              f"budget (no evidence either way), {len(bad)} violated" + (f": {', '.join(bad)}" if bad else ""))
     return 1 if any(r.violated for r in results) else 0
 
 

@@ -12,10 +12,10 @@ are) and reports
   that strong (the accountant's tightness, not a claim that such an attack exists against the code);
 * the attack advantage max_α (TPR − FPR) = total variation = δ(0), with the same two-sided bounds;
 * μ-GDP: the tightest μ with TPR(α) ≤ Φ(Φ⁻¹(α) + μ) on FPR ∈ [``fpr_floor``, 1/2] in both
-  directions of attack (an upper bound, certified), a μ below which the run is certainly *not* μ-GDP, and whether it is
-  exactly Gaussian (a composition of un-sampled Gaussians is, with μ² = Σ count/σ², Dong, Roth, Su
-  2022, Cor. 3.3; a subsampled run is not, and the report certifies that when its curve dips below
-  the Gaussian curve of its lower μ somewhere).
+  directions of attack (an upper bound, certified), a μ below which the run is certainly *not*
+  μ-GDP, and whether it is exactly Gaussian (a composition of un-sampled Gaussians is, with
+  μ² = Σ count/σ², Dong, Roth, Su 2022, Cor. 3.3; a subsampled run is not, and the report
+  certifies that when its curve dips below the Gaussian curve of its lower μ somewhere).
 
 :func:`calibrate_risk` finds the least noise multiplier (or the most steps) of a (subsampled)
 Gaussian run whose certified TPR at FPR ``at_fpr`` is ≤ ``max_tpr``. :func:`plot_tradeoff` draws

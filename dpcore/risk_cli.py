@@ -92,7 +92,8 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     if args.json:
         cli._emit(args, record, "")
         return 0
-    print(f"Certified attack risk of a (subsampled) Gaussian mechanism ({report.relation}; any attack, either direction)")
+    print(f"Certified attack risk of a (subsampled) Gaussian mechanism ({report.relation}; any attack, "
+          "either direction)")
     for key in ("noise_multiplier", "sampling_rate", "steps"):
         print(f"  {key:<18}{cli._shown(record[key])}")
     print(f"  {'fpr':<18}{'tpr_lower':<16}tpr_upper")

@@ -71,9 +71,10 @@ _U = 2.0**-53
 ETAS = (1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6, 1e-8, 1e-10)
 #: (leaf points per loss standard deviation, max bulk, extended uses) of the curves: 8× the
 #: accountant's leaf resolution (the lower bound's Hoeffding shift scales with the grid width,
-#: the upper bound hardly depends on it); chosen by benchmarks/bench_risk.py — the least
-#: resolution whose DP-SGD gap (q = 0.01, σ = 1.1, T = 10⁴) is ≤ 1e-3 at every FPR ≥ 1e-6
-RISK_SETTINGS = (1536, 32768, 128)
+#: the upper bound hardly depends on it) and float64 FFTs only (their error bound, ~1e-8 for
+#: DP-SGD, is far below the TPR gap); chosen by benchmarks/bench_risk.py — the least resolution
+#: whose DP-SGD gap (q = 0.01, σ = 1.1, T = 10⁴) is ≤ 1e-3 at every FPR ≥ 1e-6
+RISK_SETTINGS = (1536, 32768, 1 << 30)
 _WINDOW = 3
 
 
@@ -198,7 +199,8 @@ def check_fpr(name: str, fpr: object) -> np.ndarray:
     try:
         arr = np.atleast_1d(np.asarray(fpr, dtype=np.float64))
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a non-empty sequence of false-positive rates in [0, 1]; got {fpr!r}") from None
+        raise ValueError(f"{name} must be a non-empty sequence of false-positive rates in [0, 1]; "
+                         f"got {fpr!r}") from None
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence of false-positive rates in [0, 1]; got {fpr!r}")
     if np.isnan(arr).any() or np.any(arr < 0.0) or np.any(arr > 1.0):

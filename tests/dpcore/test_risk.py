@@ -86,7 +86,9 @@ def test_pure_dp_and_laplace_curves_are_bracketed():
     exact = np.minimum(math.exp(eps) * GRID, 1 - math.exp(-eps) * (1 - GRID))  # randomized response
     assert np.all(report.tpr_lower <= exact + 1e-12) and np.all(report.tpr_upper >= exact)
     assert np.max(report.tpr_upper - exact) < 1e-6
-    b = 1.5  # Laplace: the Neyman–Pearson tests of Lap(0, b) vs Lap(1, b) give f(α) = 1 − e^{1/b}α, e^{−1/b}/(4α), e^{−1/b}(1 − α)
+    # Laplace: the Neyman–Pearson tests of Lap(0, b) vs Lap(1, b) give
+    # f(α) = 1 − e^{1/b}α, e^{−1/b}/(4α), e^{−1/b}(1 − α) on the three ranges of α
+    b = 1.5
     m = 1 / b
     f = np.where(GRID < math.exp(-m) / 2, 1 - math.exp(m) * GRID,
                  np.where(GRID <= 0.5, math.exp(-m) / (4 * GRID), math.exp(-m) * (1 - GRID)))
