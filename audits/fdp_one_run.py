@@ -35,7 +35,6 @@ the μ-GDP family of the paper); the verdict (the claim itself rejected) needs n
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional
 
 import numpy as np

@@ -19,7 +19,8 @@ run at confidence 1 − (1 − confidence)/k (Bonferroni), so a table of correct
 any "violated" row with probability ≤ 1 − confidence (5% by default).
 
 **Power.** A row's verdict is ``"no power"`` (not ``"pass"``) when its budget could not have shown
-a violation. A pass needs evidence on both counts: the attack separated D from D′ at all
+a violation. (The robustness rows are exempt: each runs one targeted attack whose correct outcome
+is ε_lb = 0, and whose power its planted variant shows.) Otherwise a pass needs evidence on both counts: the attack separated D from D′ at all
 (ε_lb > 0 — an attack that shows nothing on a correct release would not show a broken one either,
 whatever an ideal attack could do), and, for rows with a privacy event, a predicted probability
 ≥ :data:`audits.power.POWER_THRESHOLD` that an ideal (likelihood-ratio) attack at this budget flags
@@ -115,18 +116,20 @@ def _with_power(result: AuditResult, target, trials: int, level: float) -> Audit
     return dataclasses.replace(result, verdict=verdict, details=details)
 
 
-def _rows(epsilon: float, delta: float, quick: bool) -> List[Tuple[object, int, Optional[int]]]:
-    """(target, trials per side, batch size) of every row, in table order."""
+def _rows(epsilon: float, delta: float, quick: bool) -> List[Tuple[object, int, Optional[int], bool]]:
+    """(target, trials per side, batch size, targeted) of every row, in table order. A targeted row
+    runs one specific attack whose correct outcome is ε_lb = 0 and whose power is shown by its
+    planted variant (:mod:`audits.robustness_checks`), so it is not labelled by power."""
     pick = 0 if quick else 1
-    rows: List[Tuple[object, int, Optional[int]]] = [
+    rows: List[Tuple[object, int, Optional[int], bool]] = [
         (mechanism_target(name, epsilon, delta),
-         MECHANISM_TRIALS["discrete" if name.startswith("discrete") else "default"][pick], None)
+         MECHANISM_TRIALS["discrete" if name.startswith("discrete") else "default"][pick], None, False)
         for name in MECHANISM_NAMES]
-    rows.append((float_support_target(epsilon, delta), MECHANISM_TRIALS["default"][pick], None))
+    rows.append((float_support_target(epsilon, delta), MECHANISM_TRIALS["default"][pick], None, False))
     for name in SOLVER_NAMES:
-        rows.append((with_solver_event(solver_target(name, epsilon, delta)), SOLVER_TRIALS[name][pick], 25))
+        rows.append((with_solver_event(solver_target(name, epsilon, delta)), SOLVER_TRIALS[name][pick], 25, False))
     for name in ROBUSTNESS_NAMES:  # issue 13: deterministic default seed, extreme records
-        rows.append((robustness_target(name, epsilon, delta), ROBUSTNESS_TRIALS[pick], 25))
+        rows.append((robustness_target(name, epsilon, delta), ROBUSTNESS_TRIALS[pick], 25, True))
     return rows
 
 
@@ -177,10 +180,16 @@ def audit_all(
     rows = _rows(epsilon, delta, quick)
     level = (1.0 - check_open_unit("confidence", confidence)) / len(rows)
     results = []
-    for target, trials, batch in rows:
+    for target, trials, batch, targeted in rows:
         result = run_audit(target, trials, estimator=_estimator(target), confidence=1.0 - level, workers=workers,
                            seed=seed, progress=progress, batch_size=batch)
-        results.append(_with_power(result, target, trials, level))
+        if targeted:
+            result = dataclasses.replace(result, details=dict(
+                result.details, power=None, power_basis="targeted attack: its planted variant must read VIOLATED "
+                                                        "(audits.robustness_checks)"))
+        else:
+            result = _with_power(result, target, trials, level)
+        results.append(result)
     _emit(results, f"Audit of every mechanism and solver at epsilon={epsilon}, delta={delta}:", out)
     return results
 

@@ -60,7 +60,7 @@ import numpy as np
 from .._jit import jit
 from .._validation import check_positive
 from ..events import PrivacyEvent
-from .accountant import DEFAULT_MAX_BULK, _parts, composed_plds, number_of_orders
+from .accountant import _parts, composed_plds, number_of_orders
 from .pmf import GridPld
 
 __all__ = ["ETAS", "RISK_SETTINGS", "GridCurve", "ReflectedCurve", "TradeoffCurve", "tradeoff_curve", "check_fpr"]
