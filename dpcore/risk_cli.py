@@ -23,7 +23,7 @@ import argparse
 import os
 from typing import Any, Dict
 
-__all__ = ["register", "add_calibrate_flags", "run_calibrate"]
+__all__ = ["register", "add_calibrate_flags", "run_calibrate", "check_plot_path", "save_figure"]
 
 _PLOT_FORMATS = (".png", ".pdf", ".svg")
 #: flags of ``calibrate`` that only the (ε, δ) calibration uses
@@ -34,30 +34,29 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _check_plot_path(path: str) -> str:
-    """A new file in an existing directory with a known image suffix (never overwrite anything)."""
+def check_plot_path(path: str, flag: str = "--plot") -> str:
+    """A new file in an existing directory with a known image suffix (never overwrite anything);
+    a ``ValueError`` naming ``flag`` otherwise."""
     ext = os.path.splitext(path)[1].lower()
     if ext not in _PLOT_FORMATS:
-        raise ValueError(f"--plot must end in one of {', '.join(_PLOT_FORMATS)}; got {path!r}")
+        raise ValueError(f"{flag} must end in one of {', '.join(_PLOT_FORMATS)}; got {path!r}")
     if os.path.lexists(path):
-        raise ValueError(f"--plot {path!r} exists; refusing to overwrite it (give a new file name)")
+        raise ValueError(f"{flag} {path!r} exists; refusing to overwrite it (give a new file name)")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise ValueError(f"--plot {path!r}: directory {folder!r} does not exist")
+        raise ValueError(f"{flag} {path!r}: directory {folder!r} does not exist")
     return path
 
 
-def _save_plot(path: str, report, epsilon: float, delta: float) -> None:
-    from .risk import plot_tradeoff
-
-    ax = plot_tradeoff(report, epsilon=epsilon, delta=delta)
+def save_figure(ax: Any, path: str, flag: str = "--plot") -> None:
+    """Write the figure of the matplotlib Axes ``ax`` to the new file ``path`` (format by suffix)."""
     try:
         with open(path, "xb") as fh:  # exclusive: a file created meanwhile is not overwritten
             ax.figure.savefig(fh, format=os.path.splitext(path)[1][1:].lower(), dpi=150, bbox_inches="tight")
     except FileExistsError:
-        raise ValueError(f"--plot {path!r} exists; refusing to overwrite it (give a new file name)") from None
+        raise ValueError(f"{flag} {path!r} exists; refusing to overwrite it (give a new file name)") from None
     except OSError as exc:
-        raise ValueError(f"--plot {path!r}: {exc.strerror or exc}") from None
+        raise ValueError(f"{flag} {path!r}: {exc.strerror or exc}") from None
 
 
 def _cmd_risk(args: argparse.Namespace) -> int:
@@ -73,7 +72,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     fpr = check_fpr("--fpr", args.fpr)
     if not check_open_unit("--fpr-floor", args.fpr_floor) < 0.5:
         raise ValueError(f"--fpr-floor must be in (0, 0.5); got {args.fpr_floor!r}")
-    plot = None if args.plot is None else _check_plot_path(args.plot)
+    plot = None if args.plot is None else check_plot_path(args.plot)
     event = subsampled_gaussian_event(args.noise_multiplier, args.sampling_rate, args.steps, sampling=sampling,
                                       dataset_size=args.dataset_size, relation=args.relation)
     report = risk(event, fpr, fpr_floor=args.fpr_floor)
@@ -87,7 +86,9 @@ def _cmd_risk(args: argparse.Namespace) -> int:
         "method": report.details["method"], "discretization": report.details["discretization"],
     }
     if plot is not None:
-        _save_plot(plot, report, eps, delta)
+        from .risk import plot_tradeoff
+
+        save_figure(plot_tradeoff(report, epsilon=eps, delta=delta), plot)
         record["plot"] = plot
     if args.json:
         cli._emit(args, record, "")

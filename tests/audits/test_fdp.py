@@ -167,3 +167,17 @@ def test_mechanism_targets_carry_their_event():
     assert mechanism_target("gaussian", 1.0, DELTA).event == dpcore.GaussianEvent(
         analytic_gaussian_sigma(1.0, DELTA, 1.0), relation="replace_one")
     assert mechanism_target("generalized-gaussian", 1.0, DELTA).event is None  # profile only: no noise scale
+
+
+def test_cli_audit_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from dpcore.cli import main
+
+    path = tmp_path / "audit.png"
+    argv = ["audit", "mechanism", "subsampled-gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "4000",
+            "--plot", str(path)]
+    assert main(argv) == 0 and path.read_bytes()[:4] == b"\x89PNG"
+    assert main(argv) == 2 and "refusing to overwrite" in capsys.readouterr().err
+    one_run = ["audit", "mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "100",
+               "--estimator", "one-run", "--plot", str(tmp_path / "x.png")]
+    assert main(one_run) == 2 and "two-sample" in capsys.readouterr().err
