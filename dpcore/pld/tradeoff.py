@@ -213,8 +213,8 @@ class ReflectedCurve:
 
     If (P, Q) dominates (M(D′), M(D)) then (Q, P) dominates (M(D), M(D′)): hockey-stick
     dominance at every α ≥ 0 is trade-off dominance T(M(D′), M(D)) ≥ T(P, Q), and inverting both
-    (T(Y, X) = T(X, Y)⁻¹, Dong, Roth, Su 2022, Lemma A.2) keeps the order. The ROC of the swapped
-    pair is the reflection (α, TPR) ↦ (1 − TPR, 1 − α): TPR′(α) = 1 − TPR⁻¹(1 − α) with
+    (T(Y, X) = T(X, Y)⁻¹, the inverse of a trade-off function; Dong, Roth, Su 2022, §2) keeps the
+    order. The ROC of the swapped pair is the reflection (α, TPR) ↦ (1 − TPR, 1 − α): TPR′(α) = 1 − TPR⁻¹(1 − α) with
     TPR⁻¹(y) = inf{x : TPR(x) ≥ y}, bounded on both sides by :meth:`GridCurve.fpr_reaching_upper`
     and :meth:`GridCurve.fpr_reaching_lower`; 1 − α and 1 − x are rounded towards the safe side.
 
