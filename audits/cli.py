@@ -5,7 +5,7 @@ Contributed to the ``dpcore`` command through the entry-point group ``dpcore.com
 
     dpcore audit mechanism NAME --epsilon E --delta D --trials N [--estimator auto|clopper-pearson|gdp|one-run]
                                 [--confidence 0.95] [--workers K] [--planted BUG] [--seed S] [--json]
-                                [--results PATH] [--batch-size B]
+                                [--results PATH] [--batch-size B] [--plot PATH]
     dpcore audit solver NAME ...          (same options; NAME as in ``algorithms``)
     dpcore audit all [--quick]            (table of every mechanism and solver)
 
@@ -28,12 +28,15 @@ import sys
 from typing import Any, List, Optional, Sequence
 
 from dpcore._validation import check_choice, check_delta, check_open_unit, check_positive, check_positive_int
+from dpcore.risk_cli import check_plot_path, save_figure
 
 from .report import AuditResult, format_table
 
 __all__ = ["register", "main"]
 
-ESTIMATOR_CHOICES = ("auto", "clopper-pearson", "gdp", "one-run")
+ESTIMATOR_CHOICES = ("auto", "clopper-pearson", "gdp", "one-run", "curve", "fdp-one-run")
+# ``--plot PATH`` (two-sample estimators) draws :func:`audits.plots.plot_curve_test` for ``curve`` and
+# :func:`audits.plots.plot_roc` otherwise into a new image file (never over an existing one).
 #: Claimed ε an audit can test: below 1e-3 no feasible audit (≤ 10⁸ trials) resolves the claim and
 #: some calibrations take minutes; above 100 no attack with ≤ 10⁸ trials can refute it
 #: (ε_lb ≤ ln(trials) for Clopper–Pearson).
@@ -46,10 +49,14 @@ def _targets():
 
 
 def _auto_estimator(target: Any, estimator: str) -> str:
-    """``auto``: Gaussian-DP for Gaussian-noise claims (Nasr et al. 2023), Clopper–Pearson otherwise."""
+    """``auto``: Gaussian-DP for Gaussian-noise claims (Nasr et al. 2023), the claimed-curve test for
+    other claims with a privacy event (:mod:`audits.fdp`), Clopper–Pearson otherwise."""
     if estimator != "auto":
         return estimator
-    return "gdp" if target.noise_family == "gaussian" else "clopper-pearson"
+    if target.noise_family == "gaussian":
+        return "gdp"
+    return "curve" if target.noise_family == "other" and getattr(target, "event", None) is not None else \
+        "clopper-pearson"
 
 
 def _print_result(result: AuditResult, as_json: bool) -> None:
@@ -103,6 +110,7 @@ def _cmd_single(args: argparse.Namespace) -> int:
     seed = check_positive_int("--seed", args.seed, minimum=0)
     batch_size = None if args.batch_size is None else _bounded_int("--batch-size", args.batch_size, 1, trials)
     planted = None if args.planted is None else check_choice("--planted", args.planted, tg.PLANTED_BUGS)
+    plot = None if args.plot is None else check_plot_path(args.plot)
     build = tg.mechanism_target if args.kind == "mechanism" else tg.solver_target
     try:
         target = build(name, epsilon, delta, planted=planted)
@@ -110,7 +118,11 @@ def _cmd_single(args: argparse.Namespace) -> int:
         given = f"--epsilon {args.epsilon!r}, --delta {args.delta!r}" + (f", --planted {planted}" if planted else "")
         raise ValueError(f"cannot build the audit target of {args.kind} {name} at {given}: "
                          f"{_first_line(exc)}") from None
+    if args.kind == "solver" and args.estimator in ("auto", "curve", "fdp-one-run"):
+        target = tg.with_solver_event(target)  # the event the solver reports, for the curve estimators
     estimator = _auto_estimator(target, args.estimator)
+    if plot is not None and estimator in ("one-run", "fdp-one-run"):
+        raise ValueError(f"--plot draws two-sample audits (clopper-pearson, gdp, curve), not --estimator {estimator}")
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
             f"--estimator gdp needs a Gaussian-noise claim; {target.name} has noise family "
@@ -123,6 +135,9 @@ def _cmd_single(args: argparse.Namespace) -> int:
         raise ValueError("--results" + str(exc)[len("results_path"):]) from None
     except OSError as exc:  # e.g. the disk filled up while appending to the results file
         raise ValueError(f"--results {args.results!r}: {exc.strerror or exc}") from None
+    if plot is not None:  # the tested points against the claimed curve, or the ROC against the (ε, δ) region
+        plots = importlib.import_module("audits.plots")
+        save_figure((plots.plot_curve_test if result.estimator == "curve" else plots.plot_roc)(result), plot)
     _print_result(result, args.json)
     return 1 if result.violated else 0
 
@@ -139,7 +154,9 @@ def _cmd_all(args: argparse.Namespace) -> int:
     else:
         print(format_table(results))
         bad = [r.target for r in results if r.violated]
-        print(f"{len(results) - len(bad)} of {len(results)} claims pass" + (f"; VIOLATED: {', '.join(bad)}" if bad else ""))
+        weak = sum(r.verdict == "no power" for r in results)
+        print(f"{len(results) - len(bad) - weak} of {len(results)} claims pass, {weak} rows have no power at this "
+              f"budget (no evidence either way), {len(bad)} violated" + (f": {', '.join(bad)}" if bad else ""))
     return 1 if any(r.violated for r in results) else 0
 
 
@@ -171,7 +188,8 @@ def register(subparsers: Any) -> None:
         p.add_argument("--delta", type=float, required=True, help="claimed delta in (0, 1)")
         p.add_argument("--trials", type=int, required=True, help="runs per side (canaries for one-run)")
         p.add_argument("--estimator", choices=ESTIMATOR_CHOICES, default="auto",
-                       help="auto: gdp for Gaussian noise, clopper-pearson otherwise")
+                       help="auto: gdp for Gaussian noise, curve for other claims with a privacy event, "
+                            "clopper-pearson otherwise")
         p.add_argument("--confidence", type=float, default=0.95, help="confidence of eps_lower (default 0.95)")
         p.add_argument("--planted", default=None, metavar="BUG", help="audit a deliberately broken variant")
         p.add_argument("--results", default=None, metavar="PATH",
@@ -179,6 +197,9 @@ def register(subparsers: Any) -> None:
                             "written by this same audit; locked while running)")
         p.add_argument("--batch-size", type=int, default=None, metavar="B",
                        help="trials per batch, the unit of parallel work and of resuming (default 1000)")
+        p.add_argument("--plot", default=None, metavar="PATH",
+                       help="draw the audit (curve: tested points against the claimed curve; else the ROC) into a "
+                            "new .png/.pdf/.svg file (needs matplotlib)")
         _common(p)
         p.set_defaults(func=_cmd_single, kind=kind)
     p = sub.add_parser("all", help="audit every mechanism and solver; exit 1 if any claim is violated")

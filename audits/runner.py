@@ -31,13 +31,18 @@ import numpy as np
 
 from dpcore._validation import check_choice, check_open_unit, check_positive_int
 
-from .pool import worker_pool
+from .fdp import CURVE_ESTIMATORS, claimed_event, estimate_against_curve
+from .pool import check_picklable, worker_pool
 from .report import AuditResult
 from .results_file import ResultsFile, results_fields
 from .statistics import ESTIMATORS, estimate
 from .target import AuditTarget, check_target, one_run_from_sample
 
-__all__ = ["run_audit", "DEFAULT_BATCH_SIZE", "MAX_TRIALS", "MAX_WORKERS", "batch_sizes"]
+__all__ = ["run_audit", "ALL_ESTIMATORS", "DEFAULT_BATCH_SIZE", "MAX_TRIALS", "MAX_WORKERS", "batch_sizes"]
+
+#: every estimator :func:`run_audit` accepts: those of :mod:`audits.statistics` and the two that test
+#: the target's claimed trade-off curve (:mod:`audits.fdp`)
+ALL_ESTIMATORS = ESTIMATORS + CURVE_ESTIMATORS
 
 #: Trials per batch when ``batch_size`` is not given: the unit of work of a worker and of resuming
 #: (a kill loses at most the batches in flight). 1000 trials are about 0.1–4 s of solver runs and
@@ -110,7 +115,10 @@ def _run_batches(
 
     own_pool = None
     if executor is None and workers is not None and workers > 1 and len(todo) > 1:
+        check_picklable(target, f"workers={workers}")
         executor = own_pool = worker_pool(min(workers, len(todo)))
+    elif isinstance(executor, cf.ProcessPoolExecutor):
+        check_picklable(target, type(executor).__name__)
     elif executor is not None and not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor"):
         executor = executor.get_executor()  # Dask distributed.Client
     try:
@@ -157,7 +165,10 @@ def run_audit(
         ``"gdp"``; number of canaries m for ``"one-run"``.
     estimator : str
         ``"clopper-pearson"`` (Jagielski et al. 2020), ``"gdp"`` (Nasr et al. 2023; Gaussian
-        claims only) or ``"one-run"`` (Steinke et al. 2023). See :mod:`audits.statistics`.
+        claims only) or ``"one-run"`` (Steinke et al. 2023), see :mod:`audits.statistics`; or,
+        for a target with a privacy event (``target.event``), ``"curve"`` (several thresholds
+        against the event's certified trade-off curve) or ``"fdp-one-run"`` (Mahloujifar et al.
+        2024), see :mod:`audits.fdp`, whose verdict is the rejection of that curve.
     confidence : float
         Confidence level of the ε lower bound, in [0.5, 1).
     executor : concurrent.futures.Executor or distributed.Client, optional
@@ -185,7 +196,8 @@ def run_audit(
     AuditResult
     """
     check_target(target)
-    estimator = check_choice("estimator", estimator, ESTIMATORS)
+    estimator = check_choice("estimator", estimator, ALL_ESTIMATORS)
+    event = claimed_event(target, estimator) if estimator in CURVE_ESTIMATORS else None
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
             f"estimator 'gdp' requires a Gaussian-noise claim (noise_family='gaussian'); target {target.name!r} has "
@@ -206,7 +218,7 @@ def run_audit(
         if executor is not None:
             raise ValueError("give either executor or workers, not both")
 
-    one_run = estimator == "one-run"
+    one_run = estimator in ("one-run", "fdp-one-run")
     sizes = batch_sizes(trials, batch_size)
     seeds = np.random.SeedSequence(seed).spawn(len(sizes))
     config = {
@@ -231,14 +243,13 @@ def run_audit(
     if one_run:
         data = (data[0].astype(bool), data[1])
     claimed = float(target.claimed_epsilon)
-    est = estimate(
-        estimator,
-        data,
-        delta=target.delta,
-        confidence=confidence,
-        claimed_epsilon=claimed,
-        noise_family=target.noise_family,
-    )
+    if event is not None:
+        est = estimate_against_curve(estimator, data, event, delta=target.delta, confidence=confidence)
+        verdict = "violated" if est.details["rejected"] else "pass"
+    else:
+        est = estimate(estimator, data, delta=target.delta, confidence=confidence, claimed_epsilon=claimed,
+                       noise_family=target.noise_family)
+        verdict = "violated" if est.eps_lower > claimed else "pass"
     return AuditResult(
         target=str(target.name),
         claimed_epsilon=claimed,
@@ -250,7 +261,7 @@ def run_audit(
         confidence=confidence,
         eps_lower=est.eps_lower,
         p_value=est.p_value,
-        verdict="violated" if est.eps_lower > claimed else "pass",
+        verdict=verdict,
         trials=trials,
         seed=seed,
         wall_time=time.perf_counter() - start,

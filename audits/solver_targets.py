@@ -62,7 +62,7 @@ from .sensitivity import sensitivity_check
 from .target import FunctionTarget
 
 __all__ = ["SOLVER_NAMES", "SOLVER_SETTINGS", "COMMON_SETTINGS", "solver_target", "canary_datasets",
-           "dense_canary_datasets", "tiny_canary_datasets", "early_stopped_witness"]
+           "dense_canary_datasets", "tiny_canary_datasets", "early_stopped_witness", "NORM_STRESS_NAMES"]
 
 _MODULES = {
     "dp_gd": "algorithms.dp_gd",
@@ -231,6 +231,9 @@ _STRESS_DATASETS = {"noisy_mirror_descent_dense": dense_canary_datasets,
                     "batched_truncated_mirror_descent_dense": dense_canary_datasets,
                     "shuffled_truncated_mirror_descent_dense": dense_canary_datasets,
                     "dp_gd_tiny": tiny_canary_datasets}
+#: The norm-stress targets (issue 21): targeted attacks whose correct outcome is ε_lb = 0; the planted
+#: ``norm-underflow`` / ``clip-skipped-at-zero-norm`` variants show their power.
+NORM_STRESS_NAMES = tuple(_STRESS_DATASETS)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ Three estimators, all vectorised (scores are sorted once and every threshold is 
     (ε, δ)-DP mechanism satisfies, for every test, FPR + e^ε·FNR ≥ 1 − δ and FNR + e^ε·FPR ≥ 1 − δ
     (Kairouz, Oh, Viswanath 2015, Thm. 2.1). Jagielski et al. bound FPR and FNR separately by
     Clopper–Pearson at α/2 each (a union bound); here the pair of error counts of one threshold is
-    tested jointly and exactly (:mod:`audits.joint_test`: binomial tails maximised over a
+    tested jointly and exactly (:mod:`audits.joint_errors`: binomial tails maximised over a
     Clopper–Pearson set for the nuisance FPR, Berger & Boos 1994), which is about √2 narrower.
     ε_lb = sup{ε : "(ε, δ)-DP" rejected at level α}, with confidence 1 − α for any sample size.
     The error order and the threshold are chosen on the first fifth of the trials (so the bound
@@ -49,7 +49,7 @@ from scipy import special, stats
 from dpcore._validation import check_choice, check_delta, check_open_unit, check_positive, check_positive_int
 
 from .clopper_pearson import clopper_pearson_lower, clopper_pearson_upper
-from .joint_test import NUISANCE_SHARE, JointTest, dp_tpr_bound, gdp_tpr_bound
+from .joint_errors import NUISANCE_SHARE, JointTest, dp_tpr_bound, gdp_tpr_bound
 
 __all__ = [
     "ESTIMATORS",
@@ -177,7 +177,7 @@ def _check_scores(scores0: Any, scores1: Any) -> Tuple[np.ndarray, np.ndarray]:
 def _selection_criterion(kind, fp, tp, n0, n1, m0, m1, delta, alpha):
     """Predicted evaluation lower bound of each candidate threshold, penalised for selection noise.
 
-    Plug-in statistic T (μ for GDP, ε for DP; see :class:`audits.joint_test.JointTest`) minus
+    Plug-in statistic T (μ for GDP, ε for DP; see :class:`audits.joint_errors.JointTest`) minus
     z_α standard errors at the evaluation sizes (m₀, m₁) and :data:`_SELECTION_PENALTY` standard
     errors at the selection sizes (n₀, n₁): the winner's curse of far-tail thresholds with a handful
     of selection counts is what the penalty removes. Delta-method standard errors.
@@ -212,7 +212,7 @@ def clopper_pearson_estimate(
     ``selection_fraction`` of each side's trials picks the error order and the threshold
     (:func:`_selection_criterion`); on the rest, the false-positive and true-positive counts are
     tested jointly and exactly against the (ε, δ)-DP region TPR ≤ min(1, e^ε FPR + δ,
-    1 − e^{−ε}(1 − δ − FPR)) (:class:`audits.joint_test.JointTest`), and ε_lb is the largest ε
+    1 − e^{−ε}(1 − δ − FPR)) (:class:`audits.joint_errors.JointTest`), and ε_lb is the largest ε
     rejected at level 1 − ``confidence``, floored at 0. The p-value is that of the claimed ε.
 
     Parameters

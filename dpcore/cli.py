@@ -17,7 +17,7 @@ from fractions import Fraction
 from importlib.metadata import entry_points
 from typing import Any, Dict, List, Optional, Sequence
 
-from . import __version__
+from . import __version__, risk_cli
 from .accounting import ACCOUNTANTS, get_epsilon
 from .calibration import calibrate_noise_multiplier, subsampled_gaussian_event
 from .events import GaussianEvent, PoissonSampledEvent, ShuffledEvent
@@ -195,6 +195,13 @@ def _flag(name: str) -> str:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    if args.max_tpr is not None or args.at_fpr is not None:  # an attack-risk target (dpcore.risk_cli)
+        return risk_cli.run_calibrate(args)
+    for name in ("epsilon", "delta"):
+        if getattr(args, name) is None:
+            raise ValueError(f"--{name} is required (or give --max-tpr and --at-fpr for an attack-risk target)")
+    if args.noise_multiplier is not None:
+        raise _conflict("--noise-multiplier", "--epsilon", "it is only used with --max-tpr (to calibrate steps)")
     check_positive("--epsilon", args.epsilon)  # the library's message would name its own target_epsilon
     if args.mechanism == "gaussian":
         for name in _SUBSAMPLED_ONLY:
@@ -376,9 +383,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(func=_cmd_rdp)
 
-    p = sub.add_parser("calibrate", help="least noise meeting a target (epsilon, delta)")
-    p.add_argument("--epsilon", type=_positive_float, required=True)
-    p.add_argument("--delta", type=_positive_float, required=True)
+    p = sub.add_parser("calibrate", help="least noise meeting a target (epsilon, delta) or attack risk (--max-tpr)")
+    p.add_argument("--epsilon", type=_positive_float, default=None)
+    p.add_argument("--delta", type=_positive_float, default=None)
     p.add_argument("--mechanism", choices=("subsampled-gaussian", "gaussian"), default="subsampled-gaussian",
                    help="gaussian: one Gaussian release of a query with --sensitivity (analytic calibration)")
     p.add_argument("--sensitivity", type=_positive_float, default=None, help="l2 sensitivity (with --mechanism gaussian)")
@@ -395,6 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sampling(p)
     add_tuning_flags(p, _positive_float)
     _add_json(p)
+    risk_cli.add_calibrate_flags(p)
     p.set_defaults(func=_cmd_calibrate)
 
     p = sub.add_parser("shuffle", help="central epsilon of n shuffled epsilon0-DP local reports")
@@ -414,6 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(func=_cmd_compose)
 
+    risk_cli.register(sub)
     for ep in entry_points(group="dpcore.commands"):
         ep.load()(sub)
     return parser
