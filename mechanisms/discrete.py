@@ -17,11 +17,12 @@ import numpy as np
 
 import dpcore
 from dpcore import events as ev
+from dpcore.calibration import MIN_NOISE_MULTIPLIER
 from dpcore._validation import check_nonnegative, check_orders, check_positive, check_positive_int, check_relation
 from dpcore.result import round_up
 
 from ._int64 import in_int64_safe_range, integer_array
-from .base import Mechanism, RngLike, as_generator, check_approx_target, check_integer_array
+from .base import Mechanism, RngLike, as_generator, check_approx_target, check_calibrated_scale, check_integer_array
 from .exact_sampling import RandomBits, discrete_gaussian, discrete_laplace_batch
 from .laplace import _exact_epsilon, _pure_scale
 
@@ -134,13 +135,20 @@ class DiscreteGaussian(Mechanism):
             Δ ≥ 1.
         accountant : str
             dpcore accountant; ``"auto"`` takes the best curve dpcore can use.
+
+        σ is searched from ``sensitivity`` × :data:`dpcore.calibration.MIN_NOISE_MULTIPLIER` up; a target
+        met there already (ε of hundreds of thousands) returns that floor.
         """
         eps, dlt = check_approx_target(epsilon, delta, "discrete Gaussian")
         sens = check_positive_int("sensitivity", sensitivity)
-        guess = sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
+        guess = check_calibrated_scale("sigma", sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps, epsilon=epsilon,
+                                       delta=delta, sensitivity=sensitivity)
+        floor = sens * MIN_NOISE_MULTIPLIER  # as dpcore's noise calibration: a looser target returns the floor
+        lower = max(guess / 4.0, floor)
         result = dpcore.calibrate(
             lambda s: cls(s, sens).privacy_event(), "sigma", eps, dlt,
-            lower=guess / 4.0, upper=guess, increasing=False, accountant=accountant,
+            lower=lower, upper=max(guess, 4.0 * lower), increasing=False, accountant=accountant,
+            bounds=(floor, math.inf),
         )
         return cls(result.value, sens)
 
