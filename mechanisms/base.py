@@ -175,7 +175,7 @@ def check_norm_order(name: str, p: object) -> float:
     """p of an ℓp norm: a real in [1, ∞] (p < 1 is not a norm)."""
     x = check_positive(name, p, allow_inf=True)
     if x < 1:
-        raise ValueError(f"{name} must be in [1, inf] (l_p is a norm only for p >= 1); got {p!r}")
+        raise ValueError(f"{name} must be in [1, inf] (l_q is a norm only for q >= 1); got {p!r}")
     return x
 
 
