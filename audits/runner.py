@@ -16,7 +16,8 @@ batches in flight, which is why batches are small by default (:data:`DEFAULT_BAT
 that is not a results file of the same audit is refused, never overwritten.
 
 Worker processes of the pool started for ``workers > 1`` die with the audit, whatever signal ends
-it (:mod:`audits.pool`).
+it (:mod:`audits.pool`). Ctrl-C (``KeyboardInterrupt``) cancels the batches not started, keeps the
+finished ones in the results file, and raises :class:`AuditInterrupted` saying how many there are.
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import time
-import warnings
 from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from dpcore._validation import check_choice, check_open_unit, check_positive_int
+from dpcore._progress import progress_bar
+from dpcore._validation import check_choice, check_open_unit, check_positive_int, check_real_array
 
 from .pool import worker_pool
 from .report import AuditResult
@@ -37,7 +38,7 @@ from .results_file import ResultsFile, results_fields
 from .statistics import ESTIMATORS, estimate
 from .target import AuditTarget, check_target, one_run_from_sample
 
-__all__ = ["run_audit", "DEFAULT_BATCH_SIZE", "MAX_TRIALS", "MAX_WORKERS", "batch_sizes"]
+__all__ = ["run_audit", "AuditInterrupted", "DEFAULT_BATCH_SIZE", "MAX_TRIALS", "MAX_WORKERS", "batch_sizes"]
 
 #: Trials per batch when ``batch_size`` is not given: the unit of work of a worker and of resuming
 #: (a kill loses at most the batches in flight). 1000 trials are about 0.1–4 s of solver runs and
@@ -48,6 +49,23 @@ DEFAULT_BATCH_SIZE = 1000
 MAX_TRIALS = 10**8
 #: Largest ``workers`` accepted (a pool never has more workers than batches to run).
 MAX_WORKERS = 1024
+
+
+class AuditInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_audit`; the finished batches are kept in the results file (if any).
+
+    Attributes
+    ----------
+    saved : int
+        Batches in the results file when the audit stopped (0 without one).
+    batches : int
+        Batches of the whole audit.
+    """
+
+    def __init__(self, saved: int, batches: int):
+        super().__init__(f"{saved} of {batches} batches saved")
+        self.saved = saved
+        self.batches = batches
 
 
 def batch_sizes(trials: int, batch_size: int) -> List[int]:
@@ -65,23 +83,12 @@ def _run_batch(target: AuditTarget, one_run: bool, n: int, seed_seq: np.random.S
             included, scores = one_run_from_sample(target, n, rng)
         else:
             included, scores = sampler(n, rng)
-        return {"included": np.asarray(included, dtype=bool), "scores": np.asarray(scores, dtype=np.float64)}
-    s0 = np.asarray(target.sample(0, n, rng), dtype=np.float64).reshape(-1)
-    s1 = np.asarray(target.sample(1, n, rng), dtype=np.float64).reshape(-1)
+        return {"included": np.asarray(included, dtype=bool), "scores": check_real_array("scores", scores)}
+    s0 = check_real_array("target.sample(0, ...)", target.sample(0, n, rng)).reshape(-1)
+    s1 = check_real_array("target.sample(1, ...)", target.sample(1, n, rng)).reshape(-1)
     if s0.shape != (n,) or s1.shape != (n,):
         raise ValueError(f"target.sample must return {n} scores; got shapes {s0.shape} and {s1.shape}")
     return {"scores0": s0, "scores1": s1}
-
-
-def _progress_bar(enabled: bool, total: int, desc: str):
-    if not enabled:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # optional dependency: dpcore[progress]
-        warnings.warn("progress=True needs tqdm (pip install dpcore[progress]); running without a bar")
-        return None
-    return tqdm(total=total, desc=desc, unit="trial")
 
 
 def _run_batches(
@@ -97,7 +104,7 @@ def _run_batches(
     """Run every batch not already in ``store``; return all batches by index."""
     done: Dict[int, Dict[str, np.ndarray]] = dict(store.batches) if store is not None else {}
     todo = [i for i in range(len(sizes)) if i not in done]
-    bar = _progress_bar(progress, sum(sizes), str(target.name))
+    bar = progress_bar(sum(sizes), f"audit of {target.name}", "trials") if progress else None
     if bar is not None:
         bar.update(sum(sizes[i] for i in done))
 
@@ -169,7 +176,8 @@ def run_audit(
     seed : int
         Root seed (≥ 0) of ``numpy.random.SeedSequence``; batch seeds are its ``spawn``.
     progress : bool
-        Show a tqdm progress bar (needs the optional ``tqdm``).
+        Show progress on stderr: a ``tqdm`` bar on a terminal (needs the optional ``tqdm``), else a
+        line every few seconds (:func:`dpcore._progress.progress_bar`).
     results_path : path, optional
         Results file (:class:`audits.results_file.ResultsFile`) where batches are appended as they
         finish, and reused on a rerun of the same audit. Its directory must exist; an existing file
@@ -183,6 +191,11 @@ def run_audit(
     Returns
     -------
     AuditResult
+
+    Raises
+    ------
+    AuditInterrupted
+        On Ctrl-C, after the finished batches are on disk; rerunning the same audit resumes.
     """
     check_target(target)
     estimator = check_choice("estimator", estimator, ESTIMATORS)
@@ -223,6 +236,8 @@ def run_audit(
     store = ResultsFile(results_path, config, sizes, results_fields(one_run)) if results_path is not None else None
     try:
         done = _run_batches(target, one_run, sizes, seeds, store, executor, workers, progress)
+    except KeyboardInterrupt:
+        raise AuditInterrupted(len(store.batches) if store is not None else 0, len(sizes)) from None
     finally:
         if store is not None:
             store.close()
