@@ -32,7 +32,7 @@ import sys
 from typing import Any, List, Optional, Sequence
 
 from dpcore._validation import check_choice, check_delta, check_open_unit, check_positive, check_positive_int
-from dpcore.cli import add_output_options, integer_type, main as dpcore_main, real_type
+from dpcore.cli import add_output_options, delta_type, integer_type, main as dpcore_main, real_type, stages
 
 from .report import AuditResult, format_table
 
@@ -110,7 +110,8 @@ def _cmd_single(args: argparse.Namespace) -> int:
     planted = None if args.planted is None else check_choice("--planted", args.planted, tg.PLANTED_BUGS)
     build = tg.mechanism_target if args.kind == "mechanism" else tg.solver_target
     try:
-        target = build(name, epsilon, delta, planted=planted)
+        with stages(args).stage(f"building the audit target {name} (calibrating it to the claim)"):
+            target = build(name, epsilon, delta, planted=planted)
     except (ValueError, ArithmeticError) as exc:
         given = f"--epsilon {args.epsilon!r}, --delta {args.delta!r}" + (f", --planted {planted}" if planted else "")
         raise ValueError(f"cannot build the audit target of {args.kind} {name} at {given}: "
@@ -182,7 +183,7 @@ def register(subparsers: Any) -> None:
         p.add_argument("--epsilon", type=real_type, required=True,
                        help=f"claimed epsilon in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}] (the target is "
                             "calibrated to it)")
-        p.add_argument("--delta", type=real_type, required=True, help="claimed delta in (0, 1)")
+        p.add_argument("--delta", type=delta_type, required=True, help="claimed delta in (0, 1), at least 2.2e-308")
         p.add_argument("--trials", type=integer_type, required=True,
                        help="runs per side (canaries for one-run), an integer >= 4 (1e4 is accepted)")
         p.add_argument("--estimator", choices=ESTIMATOR_CHOICES, default="auto",

@@ -42,10 +42,15 @@ from .events import GaussianEvent, PoissonSampledEvent, ShuffledEvent
 from .result import CertificationError, jsonable, round_down
 
 __all__ = ["main", "build_parser", "Calibration", "iter_commands", "option_actions", "in_flag_terms",
-           "flags_given", "real_type", "integer_type", "add_output_options", "stages", "emit", "conflict"]
+           "flags_given", "real_type", "integer_type", "delta_type", "add_output_options", "stages", "emit",
+           "conflict"]
 
 #: Exit code of a command ended by Ctrl-C (SIGINT), as shells report it (128 + 2).
 EXIT_INTERRUPTED = 130
+#: Least nonzero δ a command accepts: the smallest normal float64. A subnormal δ has lost its
+#: relative precision (1e-320 carries 3 significant digits), and an accountant's error budget, a
+#: fraction of δ, underflows to 0 below it (the PLD refused 1e-320 naming its own ``tail_mass``).
+MIN_DELTA = sys.float_info.min
 
 
 # ----------------------------------------------------------------------------- parser machinery
@@ -118,24 +123,43 @@ def real_type(text: str) -> float:
     try:
         x = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {_echo(text)}") from None
     if math.isnan(x):
         raise argparse.ArgumentTypeError("NaN is not allowed")
     return x
+
+
+def delta_type(text: str) -> float:
+    """A δ: a number (:func:`real_type`) that is 0 or at least :data:`MIN_DELTA`; the command checks
+    the rest of its range."""
+    x = real_type(text)
+    if 0 < abs(x) < MIN_DELTA:
+        raise argparse.ArgumentTypeError(f"a subnormal delta has lost its precision: give at least {MIN_DELTA!r} "
+                                         f"(or 0 where allowed), got {_echo(text)}")
+    return x
+
+
+def _echo(text: str) -> str:
+    """``text`` quoted for an error message, shortened if long."""
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
 
 
 def integer_type(text: str) -> int:
     """An integer, also written as an integral float (``1e4``) of magnitude ≤ 1.8e308;
     ``1.5``, ``inf`` and ``nan`` are refused."""
     try:
-        value = Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value.denominator != 1:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
-    if abs(value) > sys.float_info.max:
+        magnitude = abs(float(text))  # first: Fraction("1e1000000000") would build 10**(10**9)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {_echo(text)}") from None
+    if magnitude > sys.float_info.max:
         raise argparse.ArgumentTypeError(f"expected an integer of magnitude at most {sys.float_info.max:.6g}, "
-                                         f"got {text!r}")
+                                         f"got {_echo(text)}")
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):  # nan
+        raise argparse.ArgumentTypeError(f"expected an integer, got {_echo(text)}") from None
+    if value.denominator != 1:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {_echo(text)}")
     return int(value)
 
 
@@ -515,8 +539,8 @@ def _add_calibrate(sub: Any) -> None:
     p = sub.add_parser("calibrate", help="least noise meeting a target (epsilon, delta)",
                        description="The least noise of a mechanism meeting a target (epsilon, delta), re-checked.")
     p.add_argument("--epsilon", type=real_type, required=True, help="target epsilon in (0, inf), nats")
-    p.add_argument("--delta", type=real_type, default=None,
-                   help="target delta in (0, 1) (not for the pure epsilon-DP mechanisms)")
+    p.add_argument("--delta", type=delta_type, default=None,
+                   help="target delta in (0, 1), at least 2.2e-308 (not for the pure epsilon-DP mechanisms)")
     p.add_argument("--sensitivity", type=real_type, default=None,
                    help="sensitivity of the query (gaussian: l2; see each mechanism)")
     p.add_argument("--method", choices=("analytic", "classic"), default=None,
@@ -552,8 +576,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, target, func in (("epsilon", "delta", _cmd_epsilon), ("delta", "epsilon", _cmd_delta)):
         p = sub.add_parser(name, help=f"{name} of T steps of the (subsampled) Gaussian mechanism at a given {target}")
         _add_gaussian_run(p)
-        p.add_argument(f"--{target}", type=real_type, required=True,
-                       help="delta in (0, 1)" if target == "delta" else "epsilon >= 0 (nats)")
+        p.add_argument(f"--{target}", type=delta_type if target == "delta" else real_type, required=True,
+                       help="delta in (0, 1), at least 2.2e-308" if target == "delta" else "epsilon >= 0 (nats)")
         p.add_argument("--accountant", choices=ACCOUNTANTS, default="auto",
                        help="default auto: the smallest valid bound over every accountant")
         _add_orders(p)
@@ -584,7 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("shuffle", help="central epsilon of n shuffled epsilon0-DP local reports")
     p.add_argument("--epsilon0", type=real_type, required=True, help="epsilon of each local randomizer, in (0, inf)")
     p.add_argument("--n", type=integer_type, required=True, help="number of users n >= 2 (1e6 is accepted)")
-    p.add_argument("--delta", type=real_type, required=True, help="delta of the central guarantee, in (0, 1)")
+    p.add_argument("--delta", type=delta_type, required=True,
+                   help="delta of the central guarantee, in (0, 1), at least 2.2e-308")
     p.add_argument("--method", choices=("numeric", "closed-form"), default="numeric",
                    help="numeric (default, tighter) or closed-form (Feldman, McMillan, Talwar 2021, Thm 3.1)")
     add_output_options(p)
@@ -592,9 +617,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compose", help="k-fold composition of an (epsilon, delta)-DP mechanism")
     p.add_argument("--epsilon", type=real_type, required=True, help="epsilon of each mechanism, in (0, inf)")
-    p.add_argument("--delta", type=real_type, required=True, help="delta of each mechanism, in [0, 1)")
+    p.add_argument("--delta", type=delta_type, required=True, help="delta of each mechanism, 0 or in [2.2e-308, 1)")
     p.add_argument("--count", type=integer_type, required=True, help="number of mechanisms k >= 1")
-    p.add_argument("--target-delta", type=real_type, required=True, help="delta of the composition, in (0, 1)")
+    p.add_argument("--target-delta", type=delta_type, required=True,
+                   help="delta of the composition, in (0, 1), at least 2.2e-308")
     p.add_argument("--method", choices=("drv", "optimal"), default="optimal",
                    help="optimal (default, exact; Kairouz, Oh, Viswanath 2015) or drv (advanced composition)")
     add_output_options(p)

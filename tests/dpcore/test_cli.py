@@ -432,16 +432,20 @@ def test_strings_and_complex_numbers_are_not_numbers_in_python(call):
 
 
 def test_subnormal_delta_is_refused_naming_the_flag(capsys):
-    # it used to be refused naming the PLD's internal tail_mass
+    # it used to be refused naming the PLD's internal tail_mass (shuffle: "math domain error")
     for argv in (BASE_EPS[:-1] + ["1e-320"],
                  ["calibrate", "--epsilon", "1", "--delta", "1e-320", "--sampling-rate", "0.01", "--steps", "10"],
-                 ["shuffle", "--epsilon0", "1", "--n", "1000", "--delta", "1e-320"]):
-        code = cli.main(argv)
+                 ["shuffle", "--epsilon0", "1", "--n", "1000", "--delta", "1e-320"],
+                 ["compose", "--epsilon", "1", "--delta", "0", "--count", "10", "--target-delta", "1e-320"],
+                 ["audit", "mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-320", "--trials", "100"]):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(argv)
         err = capsys.readouterr().err
-        assert code == 2 and err.startswith("dpcore: error: --delta must be in [2.2250738585072014e-308, 1)"), err
-    with pytest.raises(ValueError, match=r"delta must be in \[2.2250738585072014e-308, 1\)"):
-        dpcore.get_epsilon(dpcore.GaussianEvent(1.0), 1e-320)
-    assert dpcore.get_epsilon(dpcore.GaussianEvent(1.0), 2.2250738585072014e-308).epsilon > 0  # the least normal
+        assert exc.value.code == 2 and len(err.splitlines()) == 1, err
+        assert "argument --" in err and "delta: a subnormal delta has lost its precision: give at least " \
+               "2.2250738585072014e-308" in err
+    assert cli.main(BASE_EPS[:-1] + ["2.2250738585072014e-308", "--accountant", "rdp"]) == 0  # the least normal
+    assert cli.main(["compose", "--epsilon", "1", "--delta", "0", "--count", "10", "--target-delta", "1e-5"]) == 0
 
 
 def _strict_json(text):
@@ -470,7 +474,7 @@ def test_json_is_strict_and_writes_infinity_as_a_string(capsys):
 def test_integers_accept_integral_floats_and_refuse_the_rest():
     assert cli.integer_type("1e4") == 10_000 and cli.integer_type(" 7 ") == 7 and cli.integer_type("-3") == -3
     assert cli.integer_type("1e308") == 10**308
-    for bad in ("1.5", "inf", "nan", "1e-3", "1e309", "abc", ""):
+    for bad in ("1.5", "inf", "nan", "1e-3", "1e309", "abc", "", "1e1000000000", "9" * 5000):  # no 10**(10**9)
         with pytest.raises(argparse.ArgumentTypeError):
             cli.integer_type(bad)
 
