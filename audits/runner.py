@@ -16,14 +16,17 @@ batches in flight, which is why batches are small by default (:data:`DEFAULT_BAT
 that is not a results file of the same audit is refused, never overwritten.
 
 Worker processes of the pool started for ``workers > 1`` die with the audit, whatever signal ends
-it (:mod:`audits.pool`). Ctrl-C (``KeyboardInterrupt``) cancels the batches not started, keeps the
-finished ones in the results file, and raises :class:`AuditInterrupted` saying how many there are.
+it (:mod:`audits.pool`). Ctrl-C stops the audit after the batches in flight (a second one at once):
+the batches not started are cancelled, the finished ones are in the results file, and
+:class:`AuditInterrupted` says how many there are.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import signal
+import threading
 import time
 from typing import Any, Dict, List, Optional
 
@@ -74,6 +77,32 @@ def batch_sizes(trials: int, batch_size: int) -> List[int]:
     return [batch_size] * full + ([rest] if rest else [])
 
 
+#: Seconds between two looks at a Ctrl-C request while the batches of a pool run.
+_POLL_SECONDS = 0.2
+
+
+class _GracefulCtrlC:
+    """While active (in the main thread): the first Ctrl-C asks the audit to stop after the batches
+    in flight, which are kept, so that the batches saved are exactly those reported; a second Ctrl-C
+    interrupts at once. The previous SIGINT handler is restored on exit."""
+
+    def __enter__(self) -> "_GracefulCtrlC":
+        self.requested = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
 def _run_batch(target: AuditTarget, one_run: bool, n: int, seed_seq: np.random.SeedSequence) -> Dict[str, np.ndarray]:
     """One batch: ``n`` runs on each of D and D′ (or ``n`` one-run canaries), from its own seed."""
     rng = np.random.default_rng(seed_seq)
@@ -121,17 +150,29 @@ def _run_batches(
     elif executor is not None and not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor"):
         executor = executor.get_executor()  # Dask distributed.Client
     try:
-        if executor is None:
-            for i in todo:
-                finish(i, _run_batch(target, one_run, sizes[i], seeds[i]))
-        else:
-            futures = {executor.submit(_run_batch, target, one_run, sizes[i], seeds[i]): i for i in todo}
-            try:
-                for fut in cf.as_completed(futures):
-                    finish(futures[fut], fut.result())
-            finally:
-                for fut in futures:
-                    fut.cancel()
+        with _GracefulCtrlC() as ctrl_c:
+            if executor is None:
+                for i in todo:
+                    if ctrl_c.requested:
+                        break
+                    finish(i, _run_batch(target, one_run, sizes[i], seeds[i]))
+            else:
+                futures = {executor.submit(_run_batch, target, one_run, sizes[i], seeds[i]): i for i in todo}
+                try:
+                    pending = set(futures)
+                    while pending and not ctrl_c.requested:
+                        finished, pending = cf.wait(pending, timeout=_POLL_SECONDS, return_when=cf.FIRST_COMPLETED)
+                        for fut in finished:
+                            finish(futures[fut], fut.result())
+                    for fut in pending:  # Ctrl-C: start nothing new, keep what is running
+                        fut.cancel()
+                    for fut in cf.as_completed([f for f in pending if not f.cancelled()]):
+                        finish(futures[fut], fut.result())
+                finally:
+                    for fut in futures:
+                        fut.cancel()
+            if ctrl_c.requested:
+                raise KeyboardInterrupt
     finally:
         if own_pool is not None:
             own_pool.shutdown(cancel_futures=True)
