@@ -26,6 +26,7 @@ from dpcore.events import (
     SampledWithoutReplacementEvent, SelfComposedEvent,
 )
 from dpcore.result import PrivacyResult
+from mechanisms.base import least_noise_scale
 
 from ._data import Data, prepare_data
 from .constraints import SIMPLEX, Constraint, get_constraint, project_kernel
@@ -264,8 +265,11 @@ def check_counts(kernel_releases: int, event: PrivacyEvent) -> None:
 def finish(
     name: str, s: Setup, weights: np.ndarray, snapshots: np.ndarray, *, step: float, event: PrivacyEvent,
     privacy: PrivacyResult, z: float, sensitivity: float, grad_evals: int, details: dict, trace: bool,
+    sigma: Optional[float] = None,
 ) -> SolverResult:
-    """Assemble the result; traces (diagnostics, not private) are computed after the clock stops."""
+    """Assemble the result; traces (diagnostics, not private) are computed after the clock stops. ``sigma``:
+    the noise std the kernel drew with (default :func:`mechanisms.base.least_noise_scale` (z, sensitivity),
+    the Gaussian solvers' rule)."""
     wall = time.perf_counter() - s.start
     if trace:
         obj, gn = traces(snapshots, s.data.X, s.data.y, s.loss, s.reg, s.constraint, step)
@@ -276,8 +280,8 @@ def finish(
                    loss=s.loss.name, regularizer=s.reg.name, constraint=s.constraint.name)
     return SolverResult(
         weights=np.asarray(weights), privacy=privacy, event=event, objective_trace=obj, grad_norm_trace=gn,
-        n_gradient_evaluations=int(grad_evals), wall_time=wall, noise_multiplier=z, sigma=z * sensitivity,
-        solver=name, details=details,
+        n_gradient_evaluations=int(grad_evals), wall_time=wall, noise_multiplier=z,
+        sigma=least_noise_scale(z, sensitivity) if sigma is None else sigma, solver=name, details=details,
     )
 
 

@@ -76,6 +76,7 @@ import dpcore
 from dpcore._jit import jit
 from dpcore._validation import check_choice, check_open_unit, check_positive, check_positive_int
 from dpcore.events import ComposedEvent, DpSrmEvent, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+from mechanisms.base import least_noise_scale
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._data import prepare_data
@@ -491,7 +492,7 @@ def dp_srm(
         z, event, privacy, cal = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
                                                     noise_multiplier=noise_multiplier, relation=relation,
                                                     accountant=accountant)
-        sigma0, sigma = z * sens0, z * sens
+        sigma0, sigma = least_noise_scale(z, sens0), least_noise_scale(z, sens)
     out_index = T if output == "last" else int(gen.integers(T))
     snaps, releases, evals, clipped1, clipped2 = dp_srm_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,

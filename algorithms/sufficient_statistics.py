@@ -76,6 +76,7 @@ import numpy as np
 
 from dpcore._validation import check_choice, check_delta, check_nonnegative, check_open_unit, check_positive, check_relation
 from dpcore.events import ComposedEvent, GaussianEvent
+from mechanisms.base import least_noise_scale
 
 from ._data import admitted_norm_bound, prepare_data
 from ._solver_common import as_generator, calibrated_privacy
@@ -251,7 +252,7 @@ def adassp(
     z, event, privacy, calibration = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
                                                         noise_multiplier=noise_multiplier, relation=relation,
                                                         accountant=accountant)
-    s1, s2, s3 = (z / math.sqrt(wi) * si for wi, si in zip(w, sens))
+    s1, s2, s3 = (least_noise_scale(z / math.sqrt(wi), si) for wi, si in zip(w, sens))  # the events' multipliers
     gen = as_generator(rng)
     XX = data.X.T @ data.X
     Xy = data.X.T @ data.y
@@ -314,7 +315,7 @@ def _joint(data, Y: float, X: float, *, epsilon, delta, alpha, relation, account
     z, event, privacy, calibration = calibrated_privacy(lambda m: GaussianEvent(m, relation), epsilon=epsilon,
                                                         delta=delta, noise_multiplier=noise_multiplier,
                                                         relation=relation, accountant=accountant)
-    sigma = z * sens
+    sigma = least_noise_scale(z, sens)
     gen = as_generator(rng)
     G = noisy_gram(np.hstack([data.X, k * data.y[:, None]]), sigma, gen)
     lam, V = np.linalg.eigh(G[:d, :d])

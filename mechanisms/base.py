@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import sys
 from abc import ABC, abstractmethod
+from fractions import Fraction
 from typing import Callable, ClassVar, Optional, Tuple, Union
 
 import numpy as np
@@ -41,6 +42,8 @@ __all__ = [
     "value_bound",
     "check_approx_target",
     "check_norm_order",
+    "least_noise_scale",
+    "greatest_noise_multiplier",
     "convert_sensitivity",
     "least_passing",
 ]
@@ -193,6 +196,37 @@ def convert_sensitivity(sensitivity: float, norm: object, target: float, dimensi
     d = check_positive_int("dimension", dimension)
     exponent = 1.0 / target - (0.0 if math.isinf(q) else 1.0 / q)
     return round_up(sensitivity * d**exponent * (1 + 2**-48))
+
+
+def least_noise_scale(multiplier: float, sensitivity: float) -> float:
+    """The least float64 σ ≥ ``multiplier``·``sensitivity`` (exact product), so that noise drawn with σ has
+    at least the multiplier an event was calibrated with: ``σ/Δ ≥ m`` holds exactly, not only to rounding.
+
+    Parameters
+    ----------
+    multiplier : float
+        Noise multiplier m ≥ 0 (noise std per unit of sensitivity; 0: noise off).
+    sensitivity : float
+        Δ > 0 (query units).
+
+    Returns
+    -------
+    float
+        σ in query units (``inf`` when m·Δ exceeds the float range).
+    """
+    s = multiplier * sensitivity
+    if 0.0 < s < math.inf and Fraction(s) < Fraction(multiplier) * Fraction(sensitivity):
+        s = math.nextafter(s, math.inf)
+    return s
+
+
+def greatest_noise_multiplier(scale: float, sensitivity: float) -> float:
+    """The greatest float64 m ≤ ``scale``/``sensitivity`` (exact quotient): the noise multiplier an event may
+    claim for noise of std ``scale`` (query units) on a query of sensitivity Δ > 0 (never rounded up)."""
+    m = scale / sensitivity
+    if 0.0 < m < math.inf and Fraction(m) * Fraction(sensitivity) > Fraction(scale):
+        m = math.nextafter(m, 0.0)
+    return m
 
 
 def least_passing(value: float, passes: Callable[[float], bool], *, max_steps: int = 64) -> float:

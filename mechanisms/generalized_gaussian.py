@@ -195,7 +195,8 @@ class GeneralizedGaussian(Mechanism):
         if self.p == 2.0:
             return Gaussian(self.sigma, self.sensitivity).privacy_profile(eps)
         e = min(eps, LEMMA3_MAX_EPSILON)
-        d = math.exp(-(e * self.sigma / self.sensitivity) ** 2 / (2.0 * self.kappa)) * (1 + 2**-50)
+        t = e * self.sigma / self.sensitivity
+        d = math.exp(-(t * t) / (2.0 * self.kappa)) * (1 + 2**-50)  # t·t → inf (δ = 0), where t**2 would raise
         return round_up(d) if d <= LEMMA3_MAX_DELTA else 1.0
 
     def lemma3_epsilon(self, delta: float) -> float:
