@@ -18,7 +18,7 @@ from typing import Optional
 
 import numpy as np
 
-from dpcore._validation import check_positive
+from dpcore._validation import check_positive, check_real_array
 
 from .clipping import row_norms_kernel
 
@@ -74,10 +74,7 @@ def validate_features(X: object) -> np.ndarray:
             raise ValueError(f"X is a sparse {shape[0]} x {shape[1]} matrix whose dense float64 copy needs {need} bytes "
                              f"> MAX_DENSE_BYTES={MAX_DENSE_BYTES}; reduce the features or densify it yourself")
         X = X.toarray()
-    try:
-        arr = np.ascontiguousarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"X must be a 2-D array of real numbers; got {type(X).__name__}") from exc
+    arr = np.ascontiguousarray(check_real_array("X", X))  # complex and strings refused, never made real
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise ValueError(f"X must be a 2-D array with at least one row and column; got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
@@ -87,10 +84,7 @@ def validate_features(X: object) -> np.ndarray:
 
 def validate_labels(y: object, n: int, task: str) -> tuple[np.ndarray, Optional[str]]:
     """Return (labels as float64, mapping note) for ``task`` in {"classification", "regression"}."""
-    try:
-        arr = np.asarray(y, dtype=np.float64).ravel()
-    except (TypeError, ValueError) as exc:
-        raise ValueError("y must be a 1-D array of real numbers") from exc
+    arr = check_real_array("y", y).ravel()
     if arr.shape[0] != n:
         raise ValueError(f"y must have one label per row of X ({n}); got {arr.shape[0]}")
     if not np.all(np.isfinite(arr)):

@@ -18,7 +18,8 @@ import numpy as np
 
 import dpcore
 from dpcore._validation import (
-    check_choice, check_delta, check_nonnegative, check_positive, check_positive_int, check_relation,
+    check_choice, check_delta, check_nonnegative, check_positive, check_positive_int, check_real_array,
+    check_relation,
 )
 from dpcore.events import (
     ComposedEvent, DpSrmEvent, GaussianEvent, NonPrivateEvent, PoissonSampledEvent, PrivacyEvent,
@@ -289,7 +290,7 @@ def initial_point(w0: Optional[np.ndarray], s: Setup) -> np.ndarray:
     if w0 is None:
         w = np.zeros(s.data.d)
     else:
-        w = np.array(w0, dtype=np.float64, copy=True).ravel()
+        w = np.array(check_real_array("w0", w0), copy=True).ravel()  # complex refused, not made real
         if w.shape[0] != s.data.d or not np.all(np.isfinite(w)):
             raise ValueError(f"w0 must be a finite vector of length d={s.data.d}")
     project_kernel(s.constraint.kind, s.constraint.radius, w)

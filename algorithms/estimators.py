@@ -58,7 +58,7 @@ import numpy as np
 
 from dpcore._validation import check_positive
 
-from ._data import validate_features
+from ._data import validate_features, validate_labels
 from .approx_objective_perturbation import approx_objective_perturbation
 from .approximate_minima_perturbation import approximate_minima_perturbation
 from .dp_accmd import dp_accmd
@@ -244,7 +244,7 @@ class _DPLinearModel(_Base):
         public ``target_range`` (lo, hi), likewise check lo ≤ yᵢ ≤ hi and fit on (y − m)/h ∈ [−1, 1]
         (m, h the public midpoint and half-width; the intercept gets m back). The solver is told the
         bound 1 of the scaled targets (``extra["target_bound"]``, used by AdaSSP's sensitivity)."""
-        y = np.asarray(y, dtype=np.float64).ravel()
+        y, _ = validate_labels(y, X.shape[0], "regression")  # real, finite, one per row (never made real)
         rng_ = getattr(self, "target_range", None)
         if self.target_bound is None and rng_ is None:
             if math.isfinite(check_positive("epsilon", self.epsilon, allow_inf=True)):  # issue 24: never silently

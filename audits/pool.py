@@ -52,7 +52,13 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 def _die_with_parent(parent_pid: int) -> None:
-    """Pool initializer: tie this worker's life to ``parent_pid``'s."""
+    """Pool initializer: tie this worker's life to ``parent_pid``'s, and leave Ctrl-C to the parent.
+
+    A terminal's Ctrl-C sends SIGINT to the whole process group; the audit (the parent) handles it
+    by cancelling the batches not started and shutting the pool down, so a worker ignores it rather
+    than die with a traceback of its own.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if not _set_pdeathsig():
         threading.Thread(target=_watch_parent, args=(parent_pid,), name="audit-parent-watch", daemon=True).start()
     if os.getppid() != parent_pid:  # the parent died before the death signal was armed

@@ -26,6 +26,7 @@ from dpcore._validation import (
     check_delta,
     check_positive,
     check_positive_int,
+    check_real_array,
     check_relation,
 )
 from dpcore.events import PrivacyEvent
@@ -125,7 +126,7 @@ def one_run_from_sample(
 
 
 def _as_scores(values: object, n: int, what: str) -> np.ndarray:
-    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    arr = check_real_array(f"target.{what}", values).reshape(-1)
     if arr.shape != (n,):
         raise ValueError(f"target.{what} must return {n} scores; got shape {np.shape(values)}")
     if np.isnan(arr).any():

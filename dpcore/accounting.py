@@ -44,7 +44,7 @@ import math
 import warnings
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from ._validation import check_choice, check_delta, check_nonnegative
+from ._validation import check_choice, check_delta, check_nonnegative, check_rdp_only_options
 from .events import (
     ApproxDpEvent,
     ComposedEvent,
@@ -410,6 +410,8 @@ def get_epsilon(
         smallest ε over every accountant that supports the event.
     orders : sequence of float, optional
         Rényi orders (> 1) for the RDP accountant; default :data:`dpcore.orders.DEFAULT_ORDERS`.
+        Only with ``accountant`` ``"rdp"`` or ``"auto"`` (its RDP part); refused (``ValueError``) for
+        any other accountant, which would ignore them; likewise ``optimize_order``.
     optimize_order : bool, optional
         RDP accountant: refine the optimal order continuously after the grid search (down to
         α = 1 + 1e-6). Default: on with the default grid, off when ``orders`` are given.
@@ -434,6 +436,7 @@ def get_epsilon(
         raise ValueError(f"event must be a dpcore PrivacyEvent; got {event!r}")
     delta = check_delta("delta", delta)
     accountant = check_choice("accountant", accountant, ACCOUNTANTS)
+    check_rdp_only_options(accountant, orders, optimize_order)
     if _contains_nonprivate(event):
         return _nonprivate_result(event, delta, accountant)
     if optimize_order is None:
@@ -471,7 +474,7 @@ def get_delta(
     accountant : {"rdp", "analytic_gaussian", "composition", "shuffle", "profile", "pld", "auto"}
         ``"auto"`` (default): the smallest δ over every accountant that supports the event.
     orders : sequence of float, optional
-        Rényi orders for the RDP accountant.
+        Rényi orders for the RDP accountant (only with ``"rdp"`` or ``"auto"``, as in :func:`get_epsilon`).
     optimize_order : bool, optional
         RDP accountant: refine the order continuously. Default: on unless ``orders`` are given.
     """
@@ -479,6 +482,7 @@ def get_delta(
         raise ValueError(f"event must be a dpcore PrivacyEvent; got {event!r}")
     eps = check_nonnegative("epsilon", epsilon)
     accountant = check_choice("accountant", accountant, tuple(a for a in ACCOUNTANTS if a != "moments"))
+    check_rdp_only_options(accountant, orders, optimize_order)
     if _contains_nonprivate(event):
         return PrivacyResult(eps, 1.0, event.relation, accountant, "non-private release", precision="exact")
 

@@ -91,7 +91,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
         save_figure(plot_tradeoff(report, epsilon=eps, delta=delta), plot)
         record["plot"] = plot
     if args.json:
-        cli._emit(args, record, "")
+        cli.emit(args, record, "")
         return 0
     print(f"Certified attack risk of a (subsampled) Gaussian mechanism ({report.relation}; any attack, "
           "either direction)")
@@ -110,9 +110,9 @@ def _cmd_risk(args: argparse.Namespace) -> int:
 
 
 def _fprs(text: str) -> float:
-    from .cli import _positive_float
+    from .cli import real_type
 
-    return _positive_float(text)
+    return real_type(text)
 
 
 def register(subparsers: Any) -> None:
@@ -123,37 +123,37 @@ def register(subparsers: Any) -> None:
     subparsers : argparse._SubParsersAction
         The ``add_subparsers()`` object of the ``dpcore`` parser.
     """
-    from .cli import _add_json, _add_sampling, _int, _positive_float
+    from .cli import _add_sampling, add_output_options, delta_type, integer_type, real_type
     from .risk import DEFAULT_FPRS
 
     p = subparsers.add_parser(
         "risk", help="certified TPR of the best membership-inference attack at given FPRs, advantage, mu-GDP",
         description="Certified attack risk of T steps of the (subsampled) Gaussian mechanism (PLD trade-off curve).")
-    p.add_argument("--noise-multiplier", type=_positive_float, required=True, help="sigma / sensitivity")
-    p.add_argument("--sampling-rate", type=_positive_float, required=True, help="q in (0, 1]")
-    p.add_argument("--steps", type=_int, required=True, help="number of steps T >= 1 (1e4 is accepted)")
+    p.add_argument("--noise-multiplier", type=real_type, required=True, help="sigma / sensitivity, in (0, inf)")
+    p.add_argument("--sampling-rate", type=real_type, required=True, help="q in (0, 1]")
+    p.add_argument("--steps", type=integer_type, required=True, help="number of steps T >= 1 (1e4 is accepted)")
     p.add_argument("--fpr", type=_fprs, nargs="+", default=list(DEFAULT_FPRS),
                    help="false-positive rates in [0, 1] (default 1e-4 1e-3 1e-2 0.1)")
-    p.add_argument("--delta", type=_positive_float, default=1e-5,
+    p.add_argument("--delta", type=delta_type, default=1e-5,
                    help="delta in (0, 1) of the epsilon printed alongside (default 1e-5)")
-    p.add_argument("--fpr-floor", type=_positive_float, default=1e-6,
+    p.add_argument("--fpr-floor", type=real_type, default=1e-6,
                    help="least FPR covered by the mu-GDP upper bound, in (0, 0.5) (default 1e-6)")
     p.add_argument("--plot", default=None, metavar="PATH",
                    help="draw the certified curve against the (epsilon, delta) and mu-GDP curves into a new "
                         ".png/.pdf/.svg file (needs matplotlib; an existing file is refused)")
     _add_sampling(p)
-    _add_json(p)
+    add_output_options(p)
     p.set_defaults(func=_cmd_risk)
 
 
 def add_calibrate_flags(p: argparse.ArgumentParser) -> None:
     """Add ``--max-tpr``, ``--at-fpr`` and ``--noise-multiplier`` to the ``calibrate`` parser."""
-    from .cli import _positive_float
+    from .cli import real_type
 
-    p.add_argument("--max-tpr", type=_positive_float, default=None,
+    p.add_argument("--max-tpr", type=real_type, default=None,
                    help="calibrate to an attack-risk target: certified TPR <= this at --at-fpr (in (FPR, 1))")
-    p.add_argument("--at-fpr", type=_positive_float, default=None, help="the FPR of --max-tpr, in (0, 1)")
-    p.add_argument("--noise-multiplier", type=_positive_float, default=None,
+    p.add_argument("--at-fpr", type=real_type, default=None, help="the FPR of --max-tpr, in (0, 1)")
+    p.add_argument("--noise-multiplier", type=real_type, default=None,
                    help="with --max-tpr: calibrate the number of steps for this sigma/sensitivity instead of sigma")
 
 
@@ -164,10 +164,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     for name in _EPSILON_FLAGS:
         if getattr(args, name, None) is not None:
-            raise cli._conflict(_flag(name), "--max-tpr", "an attack-risk target replaces the (epsilon, delta) target")
-    if args.mechanism == "gaussian":
-        raise cli._conflict("--mechanism gaussian", "--max-tpr", "the attack-risk calibration is for the "
-                            "(subsampled) Gaussian run of --sampling-rate and --steps / --noise-multiplier")
+            raise cli.conflict(_flag(name), "--max-tpr", "an attack-risk target replaces the (epsilon, delta) target")
+    if args.mechanism != "subsampled-gaussian":
+        raise cli.conflict(f"--mechanism {args.mechanism}", "--max-tpr", "the attack-risk calibration is for the "
+                           "(subsampled) Gaussian run of --sampling-rate and --steps / --noise-multiplier")
     for name in ("max_tpr", "at_fpr", "sampling_rate"):
         if getattr(args, name) is None:
             raise ValueError(f"{_flag(name)} is required to calibrate to an attack-risk target")
@@ -191,5 +191,5 @@ def run_calibrate(args: argparse.Namespace) -> int:
               "relation": cal.relation, "evaluations": cal.evaluations,
               "certification": "tpr_upper is the certified PLD trade-off bound of the returned value "
                                "(either direction of attack), <= max_tpr"}
-    cli._emit(args, record, "Calibration to an attack-risk target")
+    cli.emit(args, record, "Calibration to an attack-risk target")
     return 0
