@@ -433,7 +433,7 @@ def _calibrate_steps(event_fn: Callable[[int], PrivacyEvent], max_tpr: float, at
         lo, tpr_lo, hi = hi, tpr, 2 * hi
     else:
         raise ValueError(f"max_tpr={max_tpr!r} at at_fpr={at_fpr!r} still holds after {MAX_RISK_STEPS} steps "
-                         "(the search limit); lower noise_multiplier or max_tpr")
+                         "(the search limit); lower noise_multiplier or max_tpr, or raise sampling_rate")
     while hi - lo > 1:
         mid = (lo + hi) // 2
         tpr = tpr_of(mid)

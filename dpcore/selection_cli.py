@@ -64,6 +64,11 @@ def calibrate_tuned(args: argparse.Namespace, sampling: str, accountant: str, ce
         for name, flag in (("shape", "--tune-shape"), ("mean", "--tune-candidates")):
             if message.startswith(f"{name} must"):
                 raise ValueError(flag + message[len(name):]) from None
+        if "cannot be met" in message:  # the selection's own cost is what makes the target unreachable
+            shape = "" if args.tune_shape is None else f", --tune-shape {args.tune_shape!r}"
+            raise ValueError(f"{message}: with --tune-candidates {args.tune_candidates!r} (--tune-distribution "
+                             f"{distribution.replace('_', '-')}{shape}) the selection alone costs too much; lower "
+                             "--tune-candidates or --tune-shape, or raise --epsilon") from None
         raise
     run = subsampled_gaussian_event(cal.value, args.sampling_rate, args.steps, sampling=sampling,
                                     dataset_size=args.dataset_size, relation=args.relation)
