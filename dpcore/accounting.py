@@ -55,6 +55,7 @@ from .events import (
     NoOpEvent,
     PrivacyEvent,
     PureDpEvent,
+    RandomAllocationEvent,
     SelfComposedEvent,
     ShuffledEvent,
     UnsupportedEventError,
@@ -90,6 +91,8 @@ def _flatten(event: PrivacyEvent, leaf: Callable[[PrivacyEvent], Optional[tuple]
         elif isinstance(e, ComposedEvent):
             for child in e.events:
                 walk(child, mult)
+        elif isinstance(e, RandomAllocationEvent) and e.num_selected > 1:
+            walk(e.decomposed(), mult)
         else:
             key = leaf(e)
             if key is None:

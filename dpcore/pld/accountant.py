@@ -41,6 +41,7 @@ from .discretize import cut, discretize, loss_span
 from .leaves import leaf_models
 from .losses import LossModel
 from .pmf import GridPld
+from .random_allocation import dominated_pairs, has_dominated_pairs
 
 __all__ = ["DEFAULT_MAX_BULK", "DEFAULT_TAIL_MASS", "LEAF_POINTS_PER_SD", "composed_plds", "memoised", "pld_epsilon",
            "pld_delta"]
@@ -405,7 +406,15 @@ def _pld_epsilon(event: PrivacyEvent, delta: float, discretization: Optional[flo
     if not plds:
         return PrivacyResult(0.0, delta, event.relation, "pld", "no private release", details={"bounds": (0.0, 0.0), "gap": 0.0})
     pairs = [p.epsilon_bounds(delta) for p in plds]
-    bounds = (round_down(max(b[0] for b in pairs)), round_up(max(b[1] for b in pairs)))
+    lower = max(b[0] for b in pairs)
+    if has_dominated_pairs(event):  # lower bound from dominated pairs (random allocation); 0 when fast
+        lower = 0.0
+        if not fast:
+            with dominated_pairs():
+                low_plds, _ = _composed(event, delta, discretization=discretization, tail_mass=tail, fast=fast,
+                                        max_bulk=max_bulk)
+            lower = max(p.epsilon_bounds(delta)[0] for p in low_plds)
+    bounds = (round_down(lower), round_up(max(b[1] for b in pairs)))
     result = PrivacyResult(bounds[1], delta, event.relation, "pld", _METHOD,
                            precision=f"float64 grid h={h:.3g} nats", details=_details(plds, h, bounds, tail))
     if certify:
@@ -435,6 +444,14 @@ def pld_delta(
     if not plds:
         return PrivacyResult(eps, 0.0, event.relation, "pld", "no private release", details={"bounds": (0.0, 0.0), "gap": 0.0})
     pairs = [p.delta_bounds(eps) for p in plds]
-    bounds = (round_down(max(b[0] for b in pairs)), round_up(max(b[1] for b in pairs)))
+    lower = max(b[0] for b in pairs)
+    if has_dominated_pairs(event):  # lower bound from dominated pairs (random allocation); 0 when fast
+        lower = 0.0
+        if not fast:
+            with dominated_pairs():
+                low_plds, _ = _composed(event, None, discretization=discretization, tail_mass=tail, fast=fast,
+                                        max_bulk=max_bulk, epsilon=eps)
+            lower = max(p.delta_bounds(eps)[0] for p in low_plds)
+    bounds = (round_down(lower), round_up(max(b[1] for b in pairs)))
     return PrivacyResult(eps, bounds[1], event.relation, "pld", _METHOD,
                          precision=f"float64 grid h={h:.3g} nats", details=_details(plds, h, bounds, tail))

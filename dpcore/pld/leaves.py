@@ -38,6 +38,7 @@ from ..events import (
     PoissonSampledEvent,
     PrivacyEvent,
     PureDpEvent,
+    RandomAllocationEvent,
     SampledWithoutReplacementEvent,
     UnsupportedEventError,
 )
@@ -170,6 +171,10 @@ def without_replacement_model(base: LossModel, rate: float) -> LossModel:
 
 def leaf_models(event: PrivacyEvent) -> Tuple[LossModel, LossModel]:
     """(remove-order pair, add-order pair) of a leaf; the same object twice when symmetric."""
+    if isinstance(event, RandomAllocationEvent):  # one epoch (num_selected = 1; see accounting._flatten)
+        from .random_allocation import pair_side, random_allocation_models
+
+        return random_allocation_models(event, pair_side())
     if isinstance(event, PoissonSampledEvent):
         if event.relation != "add_remove":
             raise UnsupportedEventError(
