@@ -57,6 +57,7 @@ from .events import (
     PureDpEvent,
     RandomAllocationEvent,
     SelfComposedEvent,
+    ShuffledBatchesEvent,
     ShuffledEvent,
     UnsupportedEventError,
 )
@@ -93,6 +94,8 @@ def _flatten(event: PrivacyEvent, leaf: Callable[[PrivacyEvent], Optional[tuple]
                 walk(child, mult)
         elif isinstance(e, RandomAllocationEvent) and e.num_selected > 1:
             walk(e.decomposed(), mult)
+        elif isinstance(e, ShuffledBatchesEvent):  # no amplification claimed: one run of its event
+            walk(e.event, mult)
         else:
             key = leaf(e)
             if key is None:

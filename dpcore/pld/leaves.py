@@ -40,6 +40,8 @@ from ..events import (
     PureDpEvent,
     RandomAllocationEvent,
     SampledWithoutReplacementEvent,
+    SampledWithReplacementEvent,
+    TruncatedPoissonSampledEvent,
     UnsupportedEventError,
 )
 from .losses import (
@@ -175,6 +177,14 @@ def leaf_models(event: PrivacyEvent) -> Tuple[LossModel, LossModel]:
         from .random_allocation import pair_side, random_allocation_models
 
         return random_allocation_models(event, pair_side())
+    if isinstance(event, TruncatedPoissonSampledEvent):
+        from .batch_sampling import truncated_poisson_models
+
+        return truncated_poisson_models(event)
+    if isinstance(event, SampledWithReplacementEvent):
+        from .batch_sampling import with_replacement_models
+
+        return with_replacement_models(event)
     if isinstance(event, PoissonSampledEvent):
         if event.relation != "add_remove":
             raise UnsupportedEventError(
