@@ -90,8 +90,36 @@ def _conflict(flag: str, other: str, why: str) -> ValueError:
     return ValueError(f"{flag} contradicts {other}: {why}")
 
 
+def _loader_event(args: argparse.Namespace, noise_multiplier: float):
+    """(event, schedule) of --sampling <loader sampler> (dpcore.sampling.sampler_event)."""
+    from .sampling import sampler_event
+
+    for flag, value in (("--sampling-rate", args.sampling_rate),):
+        if value is not None:
+            raise _conflict(flag, f"--sampling {args.sampling}", "the rate is derived from --batch-size / --dataset-size")
+    if args.max_batch_size is not None and args.sampling != "truncated-poisson":
+        raise _conflict("--max-batch-size", f"--sampling {args.sampling}", "it only applies to truncated-poisson")
+    if args.relation is not None:
+        raise _conflict("--relation", f"--sampling {args.sampling}", "the sampler's analysis fixes the relation")
+    for flag, value in (("--dataset-size", args.dataset_size), ("--batch-size", args.batch_size)):
+        if value is None:
+            raise ValueError(f"{flag} is required with --sampling {args.sampling}")
+    if (args.epochs is None) == (args.steps is None):
+        raise ValueError(f"give exactly one of --epochs and --steps with --sampling {args.sampling}")
+    return sampler_event(args.sampling, noise_multiplier, dataset_size=args.dataset_size, batch_size=args.batch_size,
+                         epochs=args.epochs, steps=args.steps, max_batch_size=args.max_batch_size)
+
+
 def _check_sampling_flags(args: argparse.Namespace, sampling_rate: Optional[float]) -> str:
     """The sampling scheme, refusing flags it would ignore or contradict."""
+    for flag, value in (("--batch-size", getattr(args, "batch_size", None)), ("--epochs", getattr(args, "epochs", None)),
+                        ("--max-batch-size", getattr(args, "max_batch_size", None))):
+        if value is not None:
+            raise _conflict(flag, f"--sampling {args.sampling or 'poisson'}",
+                            "it only applies to --sampling " + "|".join(_LOADER_SAMPLERS))
+    for name in ("sampling_rate", "steps"):
+        if getattr(args, name, 0) is None:
+            raise ValueError(f"{_flag(name)} is required with --sampling {args.sampling or 'poisson'}")
     sampling = _sampling(args.sampling or "poisson")
     if sampling == "none" and sampling_rate is not None and sampling_rate != 1.0:
         raise _conflict(f"--sampling-rate {sampling_rate:g}", "--sampling none",
@@ -126,6 +154,8 @@ def _certification_note(result) -> Optional[str]:
 
 
 def _cmd_epsilon(args: argparse.Namespace) -> int:
+    if args.sampling in _LOADER_SAMPLERS:
+        return _epsilon_loader(args)
     event = _gaussian_event(args)
     result = get_epsilon(event, args.delta, accountant=args.accountant, orders=args.orders,
                          optimize_order=args.optimize_order, certify=args.certify)
@@ -137,14 +167,41 @@ def _cmd_epsilon(args: argparse.Namespace) -> int:
     return 0
 
 
+def _epsilon_loader(args: argparse.Namespace) -> int:
+    """``epsilon --sampling <loader sampler>``: the certified ε, the sampler named in the output;
+    for shuffle also the lower bound and the Poisson number (labelled: not a guarantee)."""
+    _check_rdp_flags(args)
+    event, schedule = _loader_event(args, args.noise_multiplier)
+    result = get_epsilon(event, args.delta, accountant=args.accountant, orders=args.orders,
+                         optimize_order=args.optimize_order, certify=args.certify)
+    record = {"noise_multiplier": args.noise_multiplier, **schedule, **_privacy_record(result)}
+    if args.sampling == "shuffle":
+        from .shuffle_bounds import shuffle_bounds
+
+        if schedule["steps"] % schedule["num_batches"]:
+            raise ValueError("--steps must be a whole number of epochs for --sampling shuffle (or give --epochs)")
+        bounds = shuffle_bounds(args.noise_multiplier, schedule["num_batches"], schedule["units"], args.delta)
+        record["epsilon_lower_bound"] = bounds.lower
+        record["epsilon_if_poisson_not_a_guarantee"] = bounds.poisson
+        record["note"] = ("epsilon is the valid bound (no amplification); the true epsilon of the shuffled run is "
+                          "at least epsilon_lower_bound; the Poisson number is not a guarantee for shuffling")
+    _emit(args, record, f"Privacy of DP-SGD with {args.sampling} batches")
+    return 0
+
+
 def _cmd_delta(args: argparse.Namespace) -> int:
     from .accounting import get_delta
 
-    event = _gaussian_event(args)
+    if args.sampling in _LOADER_SAMPLERS:
+        _check_rdp_flags(args)
+        event, schedule = _loader_event(args, args.noise_multiplier)
+        head = {"noise_multiplier": args.noise_multiplier, **schedule}
+    else:
+        event = _gaussian_event(args)
+        head = {"noise_multiplier": args.noise_multiplier, "sampling_rate": args.sampling_rate, "steps": args.steps}
     result = get_delta(event, args.epsilon, accountant=args.accountant, orders=args.orders,
                        optimize_order=args.optimize_order)
-    record = {"noise_multiplier": args.noise_multiplier, "sampling_rate": args.sampling_rate,
-              "steps": args.steps, **_privacy_record(result)}
+    record = {**head, **_privacy_record(result)}
     _emit(args, record, "Privacy of a (subsampled) Gaussian mechanism")
     return 0
 
@@ -204,6 +261,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     for name in _GAUSSIAN_ONLY:
         if getattr(args, name) is not None:
             raise _conflict(_flag(name), f"--mechanism {args.mechanism}", "it only applies with --mechanism gaussian")
+    if args.sampling in _LOADER_SAMPLERS:
+        return _calibrate_loader(args)
     for name in ("sampling_rate", "steps"):
         if getattr(args, name) is None:
             raise ValueError(f"{_flag(name)} is required unless --mechanism gaussian is given")
@@ -228,6 +287,25 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     elif certify:
         record["certification"] = _certification_note(privacy)
     _emit(args, record, "Noise calibration")
+    return 0
+
+
+def _calibrate_loader(args: argparse.Namespace) -> int:
+    """``calibrate --sampling <loader sampler>``: least σ for the run the loader describes."""
+    from .sampling import calibrate_sampler_noise
+
+    _loader_event(args, 1.0)  # flag checks
+    accountant = args.accountant or "auto"
+    cal = calibrate_sampler_noise(args.sampling, args.epsilon, args.delta, dataset_size=args.dataset_size,
+                                  batch_size=args.batch_size, epochs=args.epochs, steps=args.steps,
+                                  accountant=accountant, max_batch_size=args.max_batch_size)
+    event, schedule = _loader_event(args, cal.value)
+    privacy = cal.privacy
+    if args.certify is not False and privacy.accountant in ("rdp", "pld"):
+        privacy = get_epsilon(event, args.delta, accountant=privacy.accountant, certify=True)
+    record = {"noise_multiplier": cal.value, "target_epsilon": args.epsilon, **schedule, **_privacy_record(privacy),
+              "evaluations": cal.iterations}
+    _emit(args, record, f"Noise calibration for DP-SGD with {args.sampling} batches")
     return 0
 
 
@@ -321,10 +399,21 @@ def _add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
+#: --sampling values described by a data loader (--dataset-size, --batch-size, --epochs | --steps)
+_LOADER_SAMPLERS = ("random-allocation", "truncated-poisson", "shuffle", "with-replacement")
+
+
 def _add_sampling(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sampling", choices=("poisson", "without-replacement", "none"), default=None,
-                   help="batch sampling scheme (default poisson)")
-    p.add_argument("--dataset-size", type=_int, default=None, help="n, required for without-replacement")
+    p.add_argument("--sampling", choices=("poisson", "without-replacement", "none") + _LOADER_SAMPLERS, default=None,
+                   help="batch sampling scheme (default poisson); random-allocation (balls-in-bins), "
+                        "truncated-poisson, shuffle and with-replacement take --dataset-size, --batch-size and "
+                        "--epochs or --steps (the rate and steps are derived from them)")
+    p.add_argument("--dataset-size", type=_int, default=None,
+                   help="n, required for without-replacement and the loader samplers")
+    p.add_argument("--batch-size", type=_int, default=None, help="loader batch size b (loader samplers)")
+    p.add_argument("--epochs", type=_int, default=None, help="passes over the data (loader samplers)")
+    p.add_argument("--max-batch-size", type=_int, default=None,
+                   help="truncated-poisson cap B (default ceil(1.2 b))")
     p.add_argument("--relation", choices=("add_remove", "replace_one"), default=None,
                    help="neighbouring relation (default: add_remove for poisson/none, replace_one without replacement)")
 
@@ -338,8 +427,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, target, func in (("epsilon", "delta", _cmd_epsilon), ("delta", "epsilon", _cmd_delta)):
         p = sub.add_parser(name, help=f"{name} of T steps of the (subsampled) Gaussian mechanism at a given {target}")
         p.add_argument("--noise-multiplier", type=_positive_float, required=True, help="sigma / sensitivity")
-        p.add_argument("--sampling-rate", type=_positive_float, required=True, help="q in (0, 1]")
-        p.add_argument("--steps", type=_int, required=True, help="number of steps T >= 1 (1e4 is accepted)")
+        p.add_argument("--sampling-rate", type=_positive_float, default=None,
+                       help="q in (0, 1] (required unless a loader --sampling is given)")
+        p.add_argument("--steps", type=_int, default=None,
+                       help="number of steps T >= 1 (1e4 is accepted; required unless --epochs)")
         p.add_argument(f"--{target}", type=_positive_float, required=True,
                        help="delta in (0, 1)" if target == "delta" else "epsilon >= 0 (nats)")
         p.add_argument("--accountant", choices=ACCOUNTANTS, default="auto",

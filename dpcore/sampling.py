@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -51,6 +51,9 @@ __all__ = [
     "WithReplacementSampler",
     "SAMPLERS",
     "make_sampler",
+    "planned_steps",
+    "sampler_event",
+    "calibrate_sampler_noise",
 ]
 
 
@@ -329,3 +332,55 @@ def make_sampler(name: str, *, dataset_size: int, batch_size: Optional[int] = No
     if name == "shuffle":
         return ShuffleSampler(n, steps, rng)
     return BallsInBinsSampler(n, steps, num_selected, rng)
+
+
+def planned_steps(sampler: BatchSampler, *, epochs: Optional[float] = None, steps: Optional[int] = None) -> int:
+    """T from ``steps`` or ``epochs`` (exactly one): epoch samplers take whole epochs
+    (epochs × batches per epoch); per-step samplers ⌈epochs·N/b⌉ (one expected pass is N/b steps)."""
+    if (epochs is None) == (steps is None):
+        raise ValueError("give exactly one of epochs and steps")
+    if steps is not None:
+        return check_positive_int("steps", steps)
+    if sampler.steps_per_unit > 1:
+        return check_positive_int("epochs", epochs) * sampler.steps_per_unit
+    from ._validation import check_positive
+
+    e = check_positive("epochs", epochs)
+    if not math.isfinite(e):
+        raise ValueError(f"epochs must be finite; got {epochs!r}")
+    return max(1, math.ceil(e * sampler.dataset_size / sampler.nominal_batch_size - 1e-9))
+
+
+def sampler_event(sampling: str, noise_multiplier: float, *, dataset_size: int, batch_size: int,
+                  epochs: Optional[float] = None, steps: Optional[int] = None, max_batch_size: Optional[int] = None,
+                  num_selected: int = 1) -> Tuple[PrivacyEvent, dict]:
+    """The event of DP-SGD with noise multiplier σ (relative to the clip norm for add_remove
+    samplers, to twice it for replace_one ones) run on batches of the named sampler, and the
+    schedule derived from the loader's public description (:func:`make_sampler`)."""
+    from .events import GaussianEvent
+
+    sampler = make_sampler(sampling, dataset_size=dataset_size, batch_size=batch_size,
+                           max_batch_size=max_batch_size, num_selected=num_selected)
+    t = planned_steps(sampler, epochs=epochs, steps=steps)
+    event = sampler.event(GaussianEvent(noise_multiplier, sampler.relation), t)
+    schedule = dict(sampler.describe(), steps=t, units=sampler.units(t))
+    for name in ("sampling_rate", "max_batch_size", "num_batches", "num_selected"):
+        if hasattr(sampler, name):
+            schedule[name] = getattr(sampler, name)
+    return event, schedule
+
+
+def calibrate_sampler_noise(sampling: str, target_epsilon: float, delta: float, *, dataset_size: int,
+                            batch_size: int, epochs: Optional[float] = None, steps: Optional[int] = None,
+                            accountant: str = "auto", max_batch_size: Optional[int] = None, num_selected: int = 1):
+    """Least noise multiplier with ε ≤ ``target_epsilon`` at δ for DP-SGD on the named sampler's
+    batches (:func:`dpcore.calibrate`, safe side re-checked)."""
+    from .calibration import MIN_NOISE_MULTIPLIER, calibrate
+
+    def event_fn(z: float) -> PrivacyEvent:
+        return sampler_event(sampling, z, dataset_size=dataset_size, batch_size=batch_size, epochs=epochs,
+                             steps=steps, max_batch_size=max_batch_size, num_selected=num_selected)[0]
+
+    event_fn(1.0)  # validates the description before any search
+    return calibrate(event_fn, "noise_multiplier", target_epsilon, delta, lower=0.5, upper=4.0, increasing=False,
+                     bounds=(MIN_NOISE_MULTIPLIER, math.inf), accountant=accountant)
