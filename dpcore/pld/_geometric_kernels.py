@@ -44,13 +44,16 @@ def convolve_split(a, sa, b, sb, far, f, w_lo, w_hi, decay, hi_far, out_start, o
 
 
 @jit
+def _overlap(sa, na, sb, nb, d):
+    """[lo, hi): the indices I with I ∈ [sa, sa + na) and I − d ∈ [sb, sb + nb)."""
+    return max(sa, sb + d), min(sa + na, sb + nb + d)
+
+
+@jit
 def _near_split(a, sa, b, sb, far, f, w_lo, w_hi, out, out_start, with_diagonal):
     """Pairs I (in ``a``) ≥ J = I − d (in ``b``), 0 ≤ d < D (d = 0 only ``with_diagonal``)."""
-    na, nb = a.size, b.size
     for d in range(0 if with_diagonal else 1, far):
-        # I − d ∈ [sb, sb + nb) and I ∈ [sa, sa + na)
-        lo_i = max(sa, sb + d)
-        hi_i = min(sa + na, sb + nb + d)
+        lo_i, hi_i = _overlap(sa, a.size, sb, b.size, d)
         if lo_i >= hi_i:
             continue
         wl, wh = w_lo[d], w_hi[d]
@@ -102,10 +105,8 @@ def convolve_merge(ma, big_ma, sa, mb, big_mb, sb, far, f, out_start, out_len):
 @jit
 def _near_merge(ma, big_ma, sa, mb, big_mb, sb, far, f, m_out, big_out, out_start, with_diagonal):
     """Pairs I (first law) ≥ J = I − d (second law), grouped at I + f[d]."""
-    na, nb = ma.size, mb.size
     for d in range(0 if with_diagonal else 1, far):
-        lo_i = max(sa, sb + d)
-        hi_i = min(sa + na, sb + nb + d)
+        lo_i, hi_i = _overlap(sa, ma.size, sb, mb.size, d)
         if lo_i >= hi_i:
             continue
         k0 = lo_i + f[d] - out_start
