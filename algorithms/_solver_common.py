@@ -23,7 +23,8 @@ from dpcore._validation import (
 )
 from dpcore.events import (
     ComposedEvent, DpSrmEvent, GaussianEvent, NonPrivateEvent, PoissonSampledEvent, PrivacyEvent,
-    SampledWithoutReplacementEvent, SelfComposedEvent,
+    RandomAllocationEvent, SampledWithoutReplacementEvent, SampledWithReplacementEvent, SelfComposedEvent,
+    ShuffledBatchesEvent, TruncatedPoissonSampledEvent,
 )
 from dpcore.result import PrivacyResult
 from mechanisms.base import least_noise_scale
@@ -250,8 +251,13 @@ def accounted_releases(event: PrivacyEvent) -> Optional[int]:
         return event.count * accounted_releases(event.event)
     if isinstance(event, ComposedEvent):
         return sum(accounted_releases(e) for e in event.events)
-    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent, TruncatedPoissonSampledEvent,
+                          SampledWithReplacementEvent)):
         return accounted_releases(event.event)
+    if isinstance(event, RandomAllocationEvent):  # one epoch: num_steps releases
+        return event.num_steps * accounted_releases(event.event)
+    if isinstance(event, ShuffledBatchesEvent):
+        return event.num_batches * accounted_releases(event.event)
     raise ValueError(f"unexpected event in a gradient-perturbation solver: {event!r}")
 
 

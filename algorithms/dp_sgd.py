@@ -29,18 +29,20 @@ import numpy as np
 from dpcore._jit import jit
 from dpcore._validation import check_choice, check_positive, check_positive_int, check_relation, check_sampling_rate
 from dpcore.events import GaussianEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+from dpcore.sampling import BatchSampler
 from mechanisms.base import least_noise_scale
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
-    as_generator, calibrated_privacy, check_batch_size, check_calibration, check_counts, check_iterations, default_step,
-    finish, initial_point, iteration_count, noise_off_result, setup,
+    accounted_releases, as_generator, calibrated_privacy, check_batch_size, check_calibration, check_counts,
+    check_iterations, default_step, finish, initial_point, iteration_count, noise_off_result, setup,
 )
 from .clipping import clipped_batch_gradient_sum_kernel, clipped_sum_sensitivity
 from .regularizers import nonconvex_gradient_kernel, prox_gradient_step_kernel
 from .result import SolverResult
 
-__all__ = ["dp_sgd", "dp_sgd_kernel", "poisson_batch_kernel", "fixed_batch_kernel", "default_batch_size"]
+__all__ = ["dp_sgd", "dp_sgd_kernel", "dp_sgd_batches_kernel", "poisson_batch_kernel", "fixed_batch_kernel",
+           "default_batch_size"]
 
 _PAPER = "Abadi et al. (2016) Theorem 1 states sigma only up to unspecified constants c1, c2"
 _RELATION = {"poisson": "add_remove", "without_replacement": "replace_one"}
@@ -106,16 +108,42 @@ def dp_sgd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, s
         else:
             fixed_batch_kernel(rng, idx, batch)
             count = batch
-        clipped += clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, count, clip, g)
+        clipped += _noisy_step(kind, param, X, y, row_norms, w, idx, count, clip, g, sigma, rng, nonconvex, denom, lr,
+                               alpha, l1, ckind, cradius)
         evals += count
-        if sigma > 0.0:
-            g += gaussian_noise_kernel(rng, d, sigma)
         releases += 1
-        nonconvex_gradient_kernel(nonconvex, w, denom, g)
-        prox_gradient_step_kernel(w, g, lr / denom, lr, alpha, l1, ckind, cradius)
         if (t + 1) % snap_every == 0:
             snaps[(t + 1) // snap_every] = w
     return w, snaps, releases, evals, clipped
+
+
+@jit
+def _noisy_step(kind, param, X, y, row_norms, w, idx, count, clip, g, sigma, rng, nonconvex, denom, lr, alpha, l1,
+                ckind, cradius):
+    """One DP-SGD step on the batch ``idx[:count]``: clipped gradient sum, Gaussian noise of std
+    ``sigma``, the data-independent non-convex penalty, the proximal step. Returns the clipped count."""
+    clipped = clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, count, clip, g)
+    if sigma > 0.0:
+        g += gaussian_noise_kernel(rng, w.shape[0], sigma)
+    nonconvex_gradient_kernel(nonconvex, w, denom, g)
+    prox_gradient_step_kernel(w, g, lr / denom, lr, alpha, l1, ckind, cradius)
+    return clipped
+
+
+@jit
+def dp_sgd_batches_kernel(kind, param, X, y, row_norms, w, alpha, l1, ckind, cradius, lr, clip, sigma, denom,
+                          flat, starts, rng, nonconvex=0.0):
+    """DP-SGD steps on given batches (batch s is ``flat[starts[s]:starts[s+1]]``), updating ``w``
+    in place. Returns (releases, gradient evaluations, clipped count)."""
+    g = np.empty(w.shape[0])
+    evals = 0
+    clipped = 0
+    for s in range(starts.shape[0] - 1):
+        idx = flat[starts[s]:starts[s + 1]]
+        clipped += _noisy_step(kind, param, X, y, row_norms, w, idx, idx.shape[0], clip, g, sigma, rng, nonconvex,
+                               denom, lr, alpha, l1, ckind, cradius)
+        evals += idx.shape[0]
+    return starts.shape[0] - 1, evals, clipped
 
 
 def _schedule(sampling: str, batch_size: object, epochs: float, steps: Optional[int], sampling_rate: Optional[float],
@@ -167,7 +195,7 @@ def dp_sgd(
     learning_rate: Optional[float] = None,
     clip_norm: Optional[float] = None,
     data_norm_bound: Optional[float] = None,
-    sampling: str = "poisson",
+    sampling: object = "poisson",
     relation: Optional[str] = None,
     constraint: str = "none",
     radius: Optional[float] = None,
@@ -209,7 +237,13 @@ def dp_sgd(
         replacement n is public and ``dataset_size``, if given, must equal it.
     learning_rate : float, optional
         η; default 1/β (β = c₂·data_norm_bound²).
-    sampling : {"poisson", "without_replacement"}
+    sampling : {"poisson", "without_replacement"} or dpcore.sampling.BatchSampler
+        A sampler object (:mod:`dpcore.sampling`: Poisson, fixed-size, shuffle, balls-in-bins,
+        truncated Poisson, with replacement) supplies the batches *and* the event: T = ``steps``
+        or ⌈epochs·(its batches per epoch)⌉ batches are drawn from it, the noise is calibrated on
+        ``sampler.event(...)`` for exactly those T batches, and the run is refused if the sampler
+        emitted anything else. Its relation is used; ``batch_size`` (the normaliser) defaults to
+        its public nominal batch size; ``sampling_rate`` / ``dataset_size`` do not apply.
     relation : {"add_remove", "replace_one"}, optional
         Must match the sampling scheme's analysis (poisson → add_remove, without_replacement →
         replace_one); None picks it.
@@ -226,6 +260,14 @@ def dp_sgd(
         ``details["releases"]`` = T noisy gradients; snapshots (traces) once per (expected) pass.
     """
     check_calibration(calibration, _PAPER)
+    if isinstance(sampling, BatchSampler):
+        return _dp_sgd_sampler(X, y, sampler=sampling, loss=loss, epsilon=epsilon, delta=delta, alpha=alpha, l1=l1,
+                               penalty=penalty, batch_size=batch_size, epochs=epochs, steps=steps,
+                               sampling_rate=sampling_rate, dataset_size=dataset_size, learning_rate=learning_rate,
+                               clip_norm=clip_norm, data_norm_bound=data_norm_bound, relation=relation,
+                               constraint=constraint, radius=radius, accountant=accountant,
+                               noise_multiplier=noise_multiplier, w0=w0, rng=rng, trace=trace,
+                               loss_params=loss_params, tol=tol)
     check_choice("sampling", sampling, tuple(_RELATION))
     natural = _RELATION[sampling]
     relation = natural if relation is None else check_relation("relation", relation)
@@ -259,8 +301,8 @@ def dp_sgd(
     gen = as_generator(rng)
     w, snaps, releases, evals, clipped = dp_sgd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
-        s.reg.l1, s.constraint.kind, s.constraint.radius, T, lr, s.clip, least_noise_scale(z, sens), sampling == "poisson", q, b,
-        float(b), min(per_pass, T), gen, s.reg.nonconvex)
+        s.reg.l1, s.constraint.kind, s.constraint.radius, T, lr, s.clip, least_noise_scale(z, sens),
+        sampling == "poisson", q, b, float(b), min(per_pass, T), gen, s.reg.nonconvex)
     check_counts(releases, event)
     if T % min(per_pass, T):
         snaps = np.vstack([snaps, w])
@@ -268,3 +310,66 @@ def dp_sgd(
                   grad_evals=evals, trace=trace,
                   details={"releases": releases, "clipped": clipped, "learning_rate": lr, "steps": T,
                            "sampling": sampling, "sampling_rate": q, "batch_size": b, "calibration": cal})
+
+
+def _dp_sgd_sampler(X, y, *, sampler: BatchSampler, loss, epsilon, delta, alpha, l1, penalty, batch_size, epochs,
+                    steps, sampling_rate, dataset_size, learning_rate, clip_norm, data_norm_bound, relation,
+                    constraint, radius, accountant, noise_multiplier, w0, rng, trace, loss_params, tol) -> SolverResult:
+    """:func:`dp_sgd` with ``sampling=<BatchSampler>``: batches and event from the same object."""
+    if sampling_rate is not None or dataset_size is not None:
+        raise ValueError("sampling_rate and dataset_size come from the sampler object; do not pass them with "
+                         "sampling=<sampler>")
+    if relation is not None and check_relation("relation", relation) != sampler.relation:
+        raise ValueError(f"relation must be {sampler.relation!r} for the {sampler.name} sampler; got {relation!r}")
+    relation = sampler.relation
+    s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
+              data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
+              loss_params=loss_params, penalty=penalty)
+    if sampler.dataset_size != s.data.n:
+        raise ValueError(f"the sampler indexes dataset_size={sampler.dataset_size} records; X has {s.data.n}")
+    b = float(sampler.nominal_batch_size if batch_size is None else check_positive("batch_size", batch_size))
+    if steps is not None:
+        T = check_iterations("steps", steps)
+    else:
+        T = iteration_count("epochs", epochs, check_positive("epochs", epochs) * sampler.steps_per_epoch)
+    lr = default_step(learning_rate, s, 1.0)
+    sens = clipped_sum_sensitivity(s.clip, relation)
+    emitted_before = sampler.steps_emitted
+
+    def event_fn(z: float):
+        return sampler.event(GaussianEvent(z, relation), T)
+
+    z, event, privacy, cal = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
+                                                noise_multiplier=noise_multiplier, relation=relation,
+                                                accountant=accountant)
+    details = {"learning_rate": lr, "steps": T, "sampling": sampler.name, "sampler": sampler.describe(),
+               "calibration": cal}
+    if noise_multiplier is None and math.isinf(epsilon) and tol is not None:
+        return noise_off_result("dp_sgd", s, w0, tol=tol, event=event, privacy=privacy, trace=trace, details=details)
+    gen = as_generator(rng)
+    w = initial_point(w0, s).copy()
+    snaps = [w.copy()]
+    releases = evals = clipped = 0
+    per_chunk = max(1, sampler.steps_per_epoch)
+    done = 0
+    while done < T:  # one (expected) epoch of batches at a time: bounded memory
+        chunk = list(sampler.batches(min(per_chunk, T - done)))
+        starts = np.zeros(len(chunk) + 1, dtype=np.int64)
+        starts[1:] = np.cumsum([c.size for c in chunk])
+        flat = np.concatenate(chunk).astype(np.int64) if chunk else np.zeros(0, dtype=np.int64)
+        r, e, c = dp_sgd_batches_kernel(s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, w,
+                                        s.reg.alpha, s.reg.l1, s.constraint.kind, s.constraint.radius, lr, s.clip,
+                                        least_noise_scale(z, sens), b, flat, starts, gen, s.reg.nonconvex)
+        releases, evals, clipped = releases + r, evals + e, clipped + c
+        done += len(chunk)
+        snaps.append(w.copy())
+    if sampler.steps_emitted - emitted_before != T:  # the event covers exactly the batches drawn here
+        raise RuntimeError(f"the sampler emitted {sampler.steps_emitted - emitted_before} batches during the run; "
+                           f"the event accounts {T}")
+    if sampler.steps_per_unit == 1:
+        check_counts(releases, event)
+    elif not releases <= accounted_releases(event) < releases + sampler.steps_per_unit:  # a started epoch in full
+        raise RuntimeError(f"kernel performed {releases} noisy releases; the event accounts {accounted_releases(event)}")
+    details.update({"releases": releases, "clipped": clipped, "batch_size": b})
+    return finish("dp_sgd", s, w, np.array(snaps), step=lr, event=event, privacy=privacy, z=z, sensitivity=sens,
+                  grad_evals=evals, trace=trace, details=details)

@@ -55,7 +55,9 @@ from .events import (
     NoOpEvent,
     PrivacyEvent,
     PureDpEvent,
+    RandomAllocationEvent,
     SelfComposedEvent,
+    ShuffledBatchesEvent,
     ShuffledEvent,
     UnsupportedEventError,
 )
@@ -90,6 +92,10 @@ def _flatten(event: PrivacyEvent, leaf: Callable[[PrivacyEvent], Optional[tuple]
         elif isinstance(e, ComposedEvent):
             for child in e.events:
                 walk(child, mult)
+        elif isinstance(e, RandomAllocationEvent) and e.num_selected > 1:
+            walk(e.decomposed(), mult)
+        elif isinstance(e, ShuffledBatchesEvent):  # no amplification claimed: one run of its event
+            walk(e.event, mult)
         else:
             key = leaf(e)
             if key is None:

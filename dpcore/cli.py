@@ -270,8 +270,41 @@ def _privacy_record(result) -> Dict[str, Any]:
 # ----------------------------------------------------------------------------- commands
 
 
+#: --sampling values described by a data loader (--dataset-size, --batch-size, --epochs | --steps;
+#: dpcore.sampling): the rate and steps are derived from them, never guessed
+_LOADER_SAMPLERS = ("random-allocation", "truncated-poisson", "shuffle", "with-replacement")
+
+
+def _loader_event(args: argparse.Namespace, noise_multiplier: float):
+    """(event, schedule) of --sampling <loader sampler> (dpcore.sampling.sampler_event)."""
+    from .sampling import sampler_event
+
+    if args.sampling_rate is not None:
+        raise conflict("--sampling-rate", f"--sampling {args.sampling}",
+                       "the rate is derived from --batch-size / --dataset-size")
+    if args.max_batch_size is not None and args.sampling != "truncated-poisson":
+        raise conflict("--max-batch-size", f"--sampling {args.sampling}", "it only applies to truncated-poisson")
+    if args.relation is not None:
+        raise conflict("--relation", f"--sampling {args.sampling}", "the sampler's analysis fixes the relation")
+    for flag, value in (("--dataset-size", args.dataset_size), ("--batch-size", args.batch_size)):
+        if value is None:
+            raise ValueError(f"{flag} is required with --sampling {args.sampling}")
+    if (args.epochs is None) == (args.steps is None):
+        raise ValueError(f"give exactly one of --epochs and --steps with --sampling {args.sampling}")
+    return sampler_event(args.sampling, noise_multiplier, dataset_size=args.dataset_size, batch_size=args.batch_size,
+                         epochs=args.epochs, steps=args.steps, max_batch_size=args.max_batch_size)
+
+
 def _check_sampling_flags(args: argparse.Namespace, sampling_rate: Optional[float]) -> str:
     """The sampling scheme, refusing flags it would ignore or contradict."""
+    for flag, value in (("--batch-size", getattr(args, "batch_size", None)), ("--epochs", getattr(args, "epochs", None)),
+                        ("--max-batch-size", getattr(args, "max_batch_size", None))):  # loader samplers' flags
+        if value is not None:
+            raise conflict(flag, f"--sampling {args.sampling or 'poisson'}",
+                           "it only applies to --sampling " + "|".join(_LOADER_SAMPLERS))
+    for flag, value in (("--sampling-rate", sampling_rate), ("--steps", args.steps)):
+        if value is None:
+            raise ValueError(f"{flag} is required with --sampling {args.sampling or 'poisson'}")
     sampling = (args.sampling or "poisson").replace("-", "_")
     if sampling == "none" and sampling_rate is not None and sampling_rate != 1.0:
         raise conflict(f"--sampling-rate {sampling_rate:g}", "--sampling none",
@@ -297,6 +330,8 @@ def _certification_note(result) -> Optional[str]:
 
 
 def _cmd_epsilon(args: argparse.Namespace) -> int:
+    if args.sampling in _LOADER_SAMPLERS:
+        return _epsilon_loader(args)
     event = _gaussian_event(args)
     with stages(args).stage(f"computing epsilon ({args.accountant} accountant)"):
         result = get_epsilon(event, args.delta, accountant=args.accountant, orders=args.orders,
@@ -309,15 +344,42 @@ def _cmd_epsilon(args: argparse.Namespace) -> int:
     return 0
 
 
+def _epsilon_loader(args: argparse.Namespace) -> int:
+    """``epsilon --sampling <loader sampler>``: the certified ε, the sampler named in the output;
+    for shuffle also the lower bound and the Poisson number (labelled: not a guarantee)."""
+    event, schedule = _loader_event(args, args.noise_multiplier)
+    with stages(args).stage(f"computing epsilon ({args.accountant} accountant, {args.sampling} batches)"):
+        result = get_epsilon(event, args.delta, accountant=args.accountant, orders=args.orders,
+                             optimize_order=args.optimize_order, certify=bool(args.certify))
+    record = {"noise_multiplier": args.noise_multiplier, **schedule, **_privacy_record(result)}
+    if args.sampling == "shuffle":
+        from .shuffle_bounds import shuffle_bounds
+
+        if schedule["steps"] % schedule["num_batches"]:
+            raise ValueError("--steps must be a whole number of epochs for --sampling shuffle (or give --epochs)")
+        with stages(args).stage("computing the shuffle lower bound and the Poisson number"):
+            bounds = shuffle_bounds(args.noise_multiplier, schedule["num_batches"], schedule["units"], args.delta)
+        record["epsilon_lower_bound"] = bounds.lower
+        record["epsilon_if_poisson_not_a_guarantee"] = bounds.poisson
+        record["note"] = ("epsilon is the valid bound (no amplification); the true epsilon of the shuffled run is "
+                          "at least epsilon_lower_bound; the Poisson number is not a guarantee for shuffling")
+    emit(args, record, f"Privacy of DP-SGD with {args.sampling} batches")
+    return 0
+
+
 def _cmd_delta(args: argparse.Namespace) -> int:
     from .accounting import get_delta
 
-    event = _gaussian_event(args)
+    if args.sampling in _LOADER_SAMPLERS:
+        event, schedule = _loader_event(args, args.noise_multiplier)
+        head = {"noise_multiplier": args.noise_multiplier, **schedule}
+    else:
+        event = _gaussian_event(args)
+        head = {"noise_multiplier": args.noise_multiplier, "sampling_rate": args.sampling_rate, "steps": args.steps}
     with stages(args).stage(f"computing delta ({args.accountant} accountant)"):
         result = get_delta(event, args.epsilon, accountant=args.accountant, orders=args.orders,
                            optimize_order=args.optimize_order)
-    record = {"noise_multiplier": args.noise_multiplier, "sampling_rate": args.sampling_rate,
-              "steps": args.steps, **_privacy_record(result)}
+    record = {**head, **_privacy_record(result)}
     emit(args, record, "Privacy of a (subsampled) Gaussian mechanism")
     return 0
 
@@ -417,7 +479,32 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _calibrate_loader(args: argparse.Namespace) -> Tuple[str, Dict[str, Any]]:
+    """``calibrate --sampling <loader sampler>``: least σ for the run the loader describes."""
+    from .sampling import calibrate_sampler_noise
+
+    _loader_event(args, 1.0)  # flag checks
+    accountant = args.accountant or "auto"
+    with stages(args).stage(f"calibrating the noise multiplier ({accountant} accountant, {args.sampling} batches)"):
+        cal = calibrate_sampler_noise(args.sampling, args.epsilon, args.delta, dataset_size=args.dataset_size,
+                                      batch_size=args.batch_size, epochs=args.epochs, steps=args.steps,
+                                      accountant=accountant, max_batch_size=args.max_batch_size)
+    event, schedule = _loader_event(args, cal.value)
+    privacy = cal.privacy
+    if args.certify is not False and privacy.accountant in ("rdp", "pld"):
+        with stages(args).stage(f"certifying the {privacy.accountant} epsilon in high precision"):
+            privacy = get_epsilon(event, args.delta, accountant=privacy.accountant, certify=True)
+    record = {"noise_multiplier": cal.value, "target_epsilon": args.epsilon, **schedule, **_privacy_record(privacy),
+              "evaluations": cal.iterations}
+    return f"Noise calibration for DP-SGD with {args.sampling} batches", record
+
+
 def _calibrate_subsampled_gaussian(args: argparse.Namespace) -> Tuple[str, Dict[str, Any]]:
+    if args.sampling in _LOADER_SAMPLERS:
+        if tuning_requested(args):
+            raise conflict("--tune-candidates", f"--sampling {args.sampling}",
+                           "the tuning calibration takes --sampling-rate and --steps")
+        return _calibrate_loader(args)
     sampling = _check_sampling_flags(args, args.sampling_rate)
     accountant = args.accountant or "auto"
     certify = True if args.certify is None else args.certify
@@ -468,8 +555,9 @@ _BUILTIN_CALIBRATIONS = (
     Calibration("subsampled-gaussian", "T steps of a (Poisson / without-replacement) subsampled Gaussian: "
                 "the least noise multiplier sigma/sensitivity (the default)",
                 ("--delta", "--sampling-rate", "--steps", "--accountant", "--certify", "--no-certify", "--sampling",
-                 "--dataset-size", "--relation", "--tune-candidates", "--tune-distribution", "--tune-shape"),
-                ("--delta", "--sampling-rate", "--steps"), _calibrate_subsampled_gaussian,
+                 "--dataset-size", "--relation", "--tune-candidates", "--tune-distribution", "--tune-shape",
+                 "--batch-size", "--epochs", "--max-batch-size"),
+                ("--delta",), _calibrate_subsampled_gaussian,
                 {"target_epsilon": "--epsilon", "target_delta": "--delta"}),
     Calibration("gaussian", "one Gaussian release of a query with l2 --sensitivity: the least sigma",
                 ("--delta", "--sensitivity", "--method"), ("--delta", "--sensitivity"), _calibrate_gaussian),
@@ -517,11 +605,21 @@ def _cmd_compose(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- parser
 
 
-def _add_sampling(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sampling", choices=("poisson", "without-replacement", "none"), default=None,
-                   help="batch sampling scheme (default poisson)")
+def _add_sampling(p: argparse.ArgumentParser, loaders: bool = True) -> None:
+    """--sampling and the flags of its schemes; ``loaders``: also the data-loader samplers (dpcore.sampling)."""
+    p.add_argument("--sampling", choices=("poisson", "without-replacement", "none") + (_LOADER_SAMPLERS if loaders else ()),
+                   default=None,
+                   help="batch sampling scheme (default poisson)" + (
+                       "; random-allocation (balls-in-bins), truncated-poisson, shuffle and with-replacement take "
+                       "--dataset-size, --batch-size and --epochs or --steps (the rate and steps are derived from "
+                       "them)" if loaders else ""))
     p.add_argument("--dataset-size", type=integer_type, default=None,
-                   help="n, the number of records (only with --sampling without-replacement; batch = q*n)")
+                   help="n, the number of records (--sampling without-replacement: batch = q*n; the loader samplers)")
+    if loaders:
+        p.add_argument("--batch-size", type=integer_type, default=None, help="loader batch size b (loader samplers)")
+        p.add_argument("--epochs", type=integer_type, default=None, help="passes over the data (loader samplers)")
+        p.add_argument("--max-batch-size", type=integer_type, default=None,
+                       help="truncated-poisson cap B on the batch size (default ceil(1.2 b))")
     p.add_argument("--relation", choices=("add_remove", "replace_one"), default=None,
                    help="neighbouring relation (default: add_remove for poisson/none, replace_one without replacement)")
 
@@ -529,9 +627,11 @@ def _add_sampling(p: argparse.ArgumentParser) -> None:
 def _add_gaussian_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--noise-multiplier", type=real_type, required=True,
                    help="sigma / l2 sensitivity of each step, in (0, inf)")
-    p.add_argument("--sampling-rate", type=real_type, required=True,
-                   help="q in (0, 1]: Poisson rate, or batch/n without replacement (1: every record)")
-    p.add_argument("--steps", type=integer_type, required=True, help="number of steps T >= 1 (1e4 is accepted)")
+    p.add_argument("--sampling-rate", type=real_type, default=None,
+                   help="q in (0, 1]: Poisson rate, or batch/n without replacement (1: every record); required "
+                        "unless a loader --sampling is given")
+    p.add_argument("--steps", type=integer_type, default=None,
+                   help="number of steps T >= 1 (1e4 is accepted; required unless a loader --sampling gets --epochs)")
 
 
 def _add_orders(p: argparse.ArgumentParser) -> None:
@@ -603,7 +703,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("curve", help="certified delta(epsilon) bounds of T (subsampled) Gaussian steps (PLD)")
     _add_gaussian_run(p)
     p.add_argument("--epsilons", type=real_type, nargs="+", required=True, help="epsilon values >= 0 (nats)")
-    _add_sampling(p)
+    _add_sampling(p, loaders=False)
     add_output_options(p)
     p.set_defaults(func=_cmd_curve)
 

@@ -50,6 +50,10 @@ __all__ = [
     "SelfComposedEvent",
     "ShuffledEvent",
     "DpSrmEvent",
+    "RandomAllocationEvent",
+    "ShuffledBatchesEvent",
+    "TruncatedPoissonSampledEvent",
+    "SampledWithReplacementEvent",
     "UnsupportedEventError",
 ]
 
@@ -361,3 +365,136 @@ class ComposedEvent(PrivacyEvent):
 
     def children(self) -> Tuple[PrivacyEvent, ...]:
         return self.events
+
+
+# ------------------------------------------------------------- samplers of DP-SGD-type training loops
+
+
+@dataclass(frozen=True)
+class RandomAllocationEvent(_WrapperEvent):
+    """Random allocation (balls-in-bins for ``num_selected=1``): each record takes part in exactly
+    ``num_selected`` of ``num_steps`` runs of ``event``, the steps chosen uniformly at random,
+    independently of the other records. One instance is one pass (an epoch); compose epochs with
+    :class:`SelfComposedEvent`.
+
+    Accounted for ``relation="add_remove"`` (Chua et al. 2025, "Balls-and-bins sampling for
+    DP-SGD"; Feldman & Shenfeld 2025, "Privacy amplification by random allocation"; PLD of
+    Feldman & Shenfeld 2026, :mod:`dpcore.pld.random_allocation`). A replace-one neighbour is a
+    removal followed by an addition, so an add_remove (ε, δ) gives (2ε, (1 + e^ε)δ) for
+    replace_one (group privacy of size 2); accountants refuse ``relation="replace_one"``.
+
+    Parameters
+    ----------
+    event : PrivacyEvent
+        The mechanism run at each step (a :class:`GaussianEvent` for the PLD accountant).
+    num_steps : int
+        t, the steps of one pass, ≥ 1.
+    num_selected : int
+        k, the steps each record is used in, 1 ≤ k ≤ t.
+    """
+
+    event: PrivacyEvent
+    num_steps: int
+    num_selected: int
+
+    def __init__(self, event: PrivacyEvent, num_steps: int, num_selected: int = 1) -> None:
+        t = check_positive_int("num_steps", num_steps)
+        k = check_positive_int("num_selected", num_selected)
+        if k > t:
+            raise ValueError(f"num_selected must be in [1, num_steps={t}]; got {k}")
+        object.__setattr__(self, "event", _checked_event(event))
+        object.__setattr__(self, "num_steps", t)
+        object.__setattr__(self, "num_selected", k)
+
+    def decomposed(self) -> PrivacyEvent:
+        """For k > 1: the composition of k one-out-of-⌊t/k⌋ / ⌈t/k⌉ allocations (r = t mod k of
+        size ⌈t/k⌉) that dominates this event (Feldman & Shenfeld 2025; a uniform k-subset of the
+        steps is a uniformly permuted allocation of one step per block, and the hockey-stick
+        divergence is jointly convex). For k = 1: the event itself."""
+        t, k = self.num_steps, self.num_selected
+        if k == 1:
+            return self
+        size, extra = divmod(t, k)
+        parts = []
+        if k - extra:
+            parts.append(SelfComposedEvent(RandomAllocationEvent(self.event, size), k - extra))
+        if extra:
+            parts.append(SelfComposedEvent(RandomAllocationEvent(self.event, size + 1), extra))
+        return parts[0] if len(parts) == 1 else ComposedEvent(parts)
+
+
+@dataclass(frozen=True)
+class ShuffledBatchesEvent(_WrapperEvent):
+    """One epoch of a shuffling data loader: a uniformly random permutation of the records cut
+    into ``num_batches`` batches, ``event`` run once per batch.
+
+    Each record is in exactly one batch, and coupling the permutations of neighbouring datasets
+    changes exactly one batch, by one record: whatever the batch queries are (adaptive or not),
+    the epoch is dominated by one run of ``event`` — *no amplification* is claimed, because none
+    is proven for adaptive batch queries (Chua et al. 2024, "How private are DP-SGD
+    implementations?", show the true ε can be far above the Poisson number). Accountants treat
+    one instance as ``event``; :mod:`dpcore.shuffle_bounds` gives the matching lower bound.
+
+    Parameters
+    ----------
+    event : PrivacyEvent
+        The mechanism run on each batch (noise relative to the relation's sensitivity).
+    num_batches : int
+        Batches per epoch, ≥ 1.
+    """
+
+    event: PrivacyEvent
+    num_batches: int
+
+    def __init__(self, event: PrivacyEvent, num_batches: int) -> None:
+        object.__setattr__(self, "event", _checked_event(event))
+        object.__setattr__(self, "num_batches", check_positive_int("num_batches", num_batches))
+
+
+@dataclass(frozen=True)
+class TruncatedPoissonSampledEvent(_WrapperEvent):
+    """Truncated Poisson sampling: each record enters the batch independently with probability
+    ``sampling_rate``; a batch of more than ``max_batch_size`` records is cut to a uniformly
+    random subset of ``max_batch_size``. Accounted for ``add_remove`` with ``dataset_size`` a
+    public upper bound on the number of records (:mod:`dpcore.pld.truncated_poisson`).
+
+    Parameters
+    ----------
+    event : PrivacyEvent
+        A :class:`GaussianEvent` whose noise multiplier is relative to the add/remove sensitivity
+        (one record's clipped contribution).
+    sampling_rate : float
+        q in (0, 1].
+    max_batch_size : int
+        B ≥ 1, the cap.
+    dataset_size : int
+        N ≥ 1, a public upper bound on the dataset size (the truncation probability grows with it).
+    """
+
+    event: PrivacyEvent
+    sampling_rate: float
+    max_batch_size: int
+    dataset_size: int
+
+    def __init__(self, event: PrivacyEvent, sampling_rate: float, max_batch_size: int, dataset_size: int) -> None:
+        object.__setattr__(self, "event", _checked_event(event))
+        object.__setattr__(self, "sampling_rate", check_sampling_rate("sampling_rate", sampling_rate))
+        object.__setattr__(self, "max_batch_size", check_positive_int("max_batch_size", max_batch_size))
+        object.__setattr__(self, "dataset_size", check_positive_int("dataset_size", dataset_size))
+
+
+@dataclass(frozen=True)
+class SampledWithReplacementEvent(_WrapperEvent):
+    """A batch of ``batch_size`` independent uniform draws (with replacement) from
+    ``dataset_size`` records; a record drawn K times counts K times in the batch. Accounted for
+    ``replace_one`` only (:mod:`dpcore.pld.truncated_poisson`): under add/remove the draws of every
+    other record change with the dataset size."""
+
+    event: PrivacyEvent
+    batch_size: int
+    dataset_size: int
+
+    def __init__(self, event: PrivacyEvent, batch_size: int, dataset_size: int) -> None:
+        object.__setattr__(self, "event", _checked_event(event))
+        object.__setattr__(self, "batch_size", check_positive_int("batch_size", batch_size))
+        object.__setattr__(self, "dataset_size", check_positive_int("dataset_size", dataset_size, minimum=2))

@@ -48,6 +48,7 @@ from .events import (
     PureDpEvent,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
+    ShuffledBatchesEvent,
     ShuffledEvent,
     UnsupportedEventError,
 )
@@ -169,6 +170,8 @@ def _node(event: PrivacyEvent, alpha: np.ndarray, dps: Optional[int], precisions
         )
     if isinstance(event, SelfComposedEvent):
         return mul_up(event.count, _walk(event.event, alpha, dps, precisions))
+    if isinstance(event, ShuffledBatchesEvent):  # one epoch: no amplification claimed (see the event)
+        return _walk(event.event, alpha, dps, precisions)
     if isinstance(event, ComposedEvent):
         total = np.zeros_like(alpha)
         for child in event.events:

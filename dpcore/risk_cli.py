@@ -141,7 +141,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--plot", default=None, metavar="PATH",
                    help="draw the certified curve against the (epsilon, delta) and mu-GDP curves into a new "
                         ".png/.pdf/.svg file (needs matplotlib; an existing file is refused)")
-    _add_sampling(p)
+    _add_sampling(p, loaders=False)
     add_output_options(p)
     p.set_defaults(func=_cmd_risk)
 

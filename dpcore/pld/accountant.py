@@ -41,6 +41,7 @@ from .discretize import cut, discretize, loss_span
 from .leaves import leaf_models
 from .losses import LossModel
 from .pmf import GridPld
+from .random_allocation import dominated_pairs, has_dominated_pairs
 
 __all__ = ["DEFAULT_MAX_BULK", "DEFAULT_TAIL_MASS", "LEAF_POINTS_PER_SD", "composed_plds", "memoised", "pld_epsilon",
            "pld_delta"]
@@ -405,7 +406,9 @@ def _pld_epsilon(event: PrivacyEvent, delta: float, discretization: Optional[flo
     if not plds:
         return PrivacyResult(0.0, delta, event.relation, "pld", "no private release", details={"bounds": (0.0, 0.0), "gap": 0.0})
     pairs = [p.epsilon_bounds(delta) for p in plds]
-    bounds = (round_down(max(b[0] for b in pairs)), round_up(max(b[1] for b in pairs)))
+    lower = _dominated_lower(event, max(b[0] for b in pairs), lambda p: p.epsilon_bounds(delta)[0],
+                             delta, discretization=discretization, tail_mass=tail, fast=fast, max_bulk=max_bulk)
+    bounds = (round_down(lower), round_up(max(b[1] for b in pairs)))
     result = PrivacyResult(bounds[1], delta, event.relation, "pld", _METHOD,
                            precision=f"float64 grid h={h:.3g} nats", details=_details(plds, h, bounds, tail))
     if certify:
@@ -413,6 +416,19 @@ def _pld_epsilon(event: PrivacyEvent, delta: float, discretization: Optional[flo
 
         result = certify_pld(event, result, plds, h, tail)
     return result
+
+
+def _dominated_lower(event: PrivacyEvent, lower: float, read, delta: Optional[float], **kw) -> float:
+    """The lower bound to report: ``lower`` (from the dominating pairs) unless the event has leaves
+    whose dominating pair is not exact (random allocation): then the bound ``read`` from the
+    composition of their dominated pairs, or 0 with ``fast`` (the fast grid reports the upper bound only)."""
+    if not has_dominated_pairs(event):
+        return lower
+    if kw["fast"]:
+        return 0.0
+    with dominated_pairs():
+        low_plds, _ = _composed(event, delta, **kw)
+    return max(read(p) for p in low_plds)
 
 
 def pld_delta(
@@ -435,6 +451,8 @@ def pld_delta(
     if not plds:
         return PrivacyResult(eps, 0.0, event.relation, "pld", "no private release", details={"bounds": (0.0, 0.0), "gap": 0.0})
     pairs = [p.delta_bounds(eps) for p in plds]
-    bounds = (round_down(max(b[0] for b in pairs)), round_up(max(b[1] for b in pairs)))
+    lower = _dominated_lower(event, max(b[0] for b in pairs), lambda p: p.delta_bounds(eps)[0], None,
+                             discretization=discretization, tail_mass=tail, fast=fast, max_bulk=max_bulk, epsilon=eps)
+    bounds = (round_down(lower), round_up(max(b[1] for b in pairs)))
     return PrivacyResult(eps, bounds[1], event.relation, "pld", _METHOD,
                          precision=f"float64 grid h={h:.3g} nats", details=_details(plds, h, bounds, tail))

@@ -20,6 +20,7 @@ from .._validation import check_nonnegative, check_positive, check_positive_int
 from ..events import PrivacyEvent
 from ..result import round_down, round_up
 from .accountant import DEFAULT_MAX_BULK, DEFAULT_TAIL_MASS, _parts, _refined
+from .random_allocation import dominated_pairs, has_dominated_pairs
 
 __all__ = ["DeltaCurve", "delta_curve"]
 
@@ -82,11 +83,16 @@ def delta_curve(
               max_bulk=check_positive_int("max_bulk", max_bulk, minimum=16))
     # the float error is judged against the smallest δ on the curve (at the largest ε)
     plds, h = _refined(_parts(event), None, float(np.max(eps)), None, kw)
+    low_plds = plds
+    if has_dominated_pairs(event):  # lower bounds from dominated pairs (random allocation)
+        with dominated_pairs():
+            low_plds, _ = _refined(_parts(event), None, float(np.max(eps)), None, kw)
     lower = np.zeros(eps.size)
     upper = np.zeros(eps.size)
     for i, e in enumerate(eps):
         pairs = [p.delta_bounds(float(e)) for p in plds]
         if pairs:
-            lower[i] = round_down(max(b[0] for b in pairs))
+            low = max(p.delta_bounds(float(e))[0] for p in low_plds)
+            lower[i] = round_down(low if low_plds is not plds else max(b[0] for b in pairs))
             upper[i] = round_up(max(b[1] for b in pairs))
     return DeltaCurve(eps.copy(), lower, upper, event.relation, h)

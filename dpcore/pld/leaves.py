@@ -38,7 +38,10 @@ from ..events import (
     PoissonSampledEvent,
     PrivacyEvent,
     PureDpEvent,
+    RandomAllocationEvent,
     SampledWithoutReplacementEvent,
+    SampledWithReplacementEvent,
+    TruncatedPoissonSampledEvent,
     UnsupportedEventError,
 )
 from .losses import (
@@ -170,6 +173,18 @@ def without_replacement_model(base: LossModel, rate: float) -> LossModel:
 
 def leaf_models(event: PrivacyEvent) -> Tuple[LossModel, LossModel]:
     """(remove-order pair, add-order pair) of a leaf; the same object twice when symmetric."""
+    if isinstance(event, RandomAllocationEvent):  # one epoch (num_selected = 1; see accounting._flatten)
+        from .random_allocation import pair_side, random_allocation_models
+
+        return random_allocation_models(event, pair_side())
+    if isinstance(event, TruncatedPoissonSampledEvent):
+        from .batch_sampling import truncated_poisson_models
+
+        return truncated_poisson_models(event)
+    if isinstance(event, SampledWithReplacementEvent):
+        from .batch_sampling import with_replacement_models
+
+        return with_replacement_models(event)
     if isinstance(event, PoissonSampledEvent):
         if event.relation != "add_remove":
             raise UnsupportedEventError(

@@ -278,8 +278,12 @@ def _outcome(argv):
 #: A valid, quick invocation of every command (arguments after the command name); each option is
 #: swept with every value of BAD_VALUES on top of the first base that uses it (or the first base).
 SWEEP_BASES = {
-    "epsilon": ["--noise-multiplier 1 --sampling-rate 0.01 --steps 10 --delta 1e-5"],
-    "delta": ["--noise-multiplier 1 --sampling-rate 0.01 --steps 10 --epsilon 1"],
+    "epsilon": ["--noise-multiplier 1 --sampling-rate 0.01 --steps 10 --delta 1e-5",
+                "--noise-multiplier 1 --delta 1e-5 --sampling truncated-poisson --dataset-size 1000 --batch-size 10 "
+                "--epochs 1 --max-batch-size 12"],
+    "delta": ["--noise-multiplier 1 --sampling-rate 0.01 --steps 10 --epsilon 1",
+              "--noise-multiplier 1 --epsilon 1 --sampling random-allocation --dataset-size 1000 --batch-size 10 "
+              "--epochs 1"],
     "curve": ["--noise-multiplier 1 --sampling-rate 0.01 --steps 10 --epsilons 1 2"],
     "rdp": ["--noise-multiplier 1 --sampling-rate 0.01 --orders 2 3"],
     "calibrate": ["--epsilon 1 --delta 1e-5 --sampling-rate 0.01 --steps 10 --no-certify",
@@ -292,7 +296,9 @@ SWEEP_BASES = {
                   "--epsilon 1 --delta 1e-5 --sampling-rate 0.01 --steps 10 --no-certify --tune-candidates 3 "
                   "--tune-distribution truncated-negative-binomial --tune-shape 0.5",
                   "--max-tpr 0.2 --at-fpr 0.1 --sampling-rate 0.01 --steps 10",
-                  "--max-tpr 0.2 --at-fpr 0.1 --sampling-rate 0.01 --noise-multiplier 2"],
+                  "--max-tpr 0.2 --at-fpr 0.1 --sampling-rate 0.01 --noise-multiplier 2",
+                  "--epsilon 1 --delta 1e-5 --sampling truncated-poisson --dataset-size 1000 --batch-size 10 --epochs 1 "
+                  "--max-batch-size 12 --no-certify"],
     "risk": ["--noise-multiplier 2 --sampling-rate 0.01 --steps 10 --fpr 0.01 0.1 --delta 1e-5 --fpr-floor 1e-6"],
     "shuffle": ["--epsilon0 1 --n 1000 --delta 1e-6"],
     "compose": ["--epsilon 0.1 --delta 1e-8 --count 10 --target-delta 1e-5"],
