@@ -49,7 +49,7 @@ def test_truncated_poisson_calibrate_and_steps(capsys):
     (("--sampling", "shuffle", *LOADER, "--epochs", "1", "--max-batch-size", "9"), "--max-batch-size contradicts"),
     (("--sampling-rate", "0.01", "--steps", "10", "--batch-size", "5"), "--batch-size contradicts"),
     (("--sampling", "with-replacement", *LOADER, "--epochs", "1", "--relation", "add_remove"), "--relation contradicts"),
-    (("--sampling", "random-allocation", "--dataset-size", "10", "--batch-size", "20", "--epochs", "1"), "batch_size"),
+    (("--sampling", "random-allocation", "--dataset-size", "10", "--batch-size", "20", "--epochs", "1"), "--batch-size"),
 ])
 def test_bad_flag_combinations_exit_2(capsys, extra, needle):
     code, _, err = _run(capsys, "epsilon", "--noise-multiplier", "1", "--delta", "1e-5", *extra)
