@@ -37,7 +37,7 @@ import numpy as np
 
 from ..events import UnsupportedEventError
 from .losses import LossModel, Piece
-from .pmf import GridPld
+from .pmf import GridPld, _sum_up, log_split_factor
 
 __all__ = ["cut", "discretize", "loss_span", "MAX_GRID_POINTS", "MAX_QUADRATURE_PANELS"]
 
@@ -87,7 +87,7 @@ def _search_cut(piece: Piece, side: int, tail: float) -> float:
     while mass(outer) > tail:
         inner, step = outer, 2.0 * step
         outer = inner + side * step
-    for _ in range(60):  # tighten: largest cut (in |x|-distance, smallest) with mass ≤ tail
+    for _ in range(30):  # tighten: a cut (smallest found in |x|-distance) with mass ≤ tail
         mid = 0.5 * (inner + outer)
         if mid in (inner, outer):
             break
@@ -370,15 +370,26 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True,
     pmf = np.bincount(hi_i, weights=p_hi, minlength=size) + np.bincount(lo_i, weights=p_lo, minlength=size) + extra
     pmf *= 1.0 + (float(np.max(terms)) + 2.0) * _U  # the summation's rounding, upwards
     inf_mass *= 1.0 + (_ERR_UNITS + 4.0) * _U
-    # ℓ1 distance to the exact split masses: |Δp_hi| + |Δp_lo| ≤ 4·bound per bin, plus the scalings
-    bias = 4.0 * float(np.sum(bound)) + 2.0 * float(np.sum(q_mass + q_up)) + 2.0 * (float(np.max(terms)) + _ERR_UNITS + 8.0) * _U * (float(np.sum(pmf)) + inf_mass)
+    # ℓ1 distance to the exact split masses, entry by entry: |Δp_hi| + |Δp_lo| ≤ 4·bound per bin
+    # (2·bound to each of its two points) plus the quadrature bounds, plus the scalings
+    per_bin = 2.0 * bound + (q_mass + q_up)
+    bias_entries = (np.bincount(hi_i, weights=per_bin, minlength=size) + np.bincount(lo_i, weights=per_bin, minlength=size)
+                    + 2.0 * (float(np.max(terms)) + _ERR_UNITS + 8.0) * _U * pmf) * (1.0 + 8.0 * _U)
+    inf_rounding = 2.0 * (float(np.max(terms)) + _ERR_UNITS + 8.0) * _U * inf_mass
     # P-mass of the wide bins (rounded-up masses, summed upwards) and one wide split's extra squared width
     is_wide = (k_hi_idx - k_lo_idx) > 1
     wide_mass = wide_extra = 0.0
     if np.any(is_wide):
         wide_mass = float(np.sum(m_up[is_wide])) * (1.0 + (is_wide.size + 4.0) * _U)
         wide_extra = (float(np.max((k_hi_idx - k_lo_idx)[is_wide])) ** 2 - 1.0) * h * h * (1.0 + 4.0 * _U)
+    wide_var = 0.0
+    if np.any(is_wide):
+        widest = float(np.max((k_hi_idx - k_lo_idx)[is_wide])) * h
+        wide_var = (log_split_factor(widest) - log_split_factor(h)) * (1.0 + 4.0 * _U)
     nz = np.flatnonzero(pmf)
     if nz.size:  # drop the empty ends (exact)
-        k0, pmf = k0 + int(nz[0]), pmf[int(nz[0]):int(nz[-1]) + 1]
-    return GridPld(h, k0, pmf, inf_mass, 0.0, 0.0, edge, 1, h * h, bias, wide_mass, wide_extra)
+        lo_nz, hi_nz = int(nz[0]), int(nz[-1]) + 1
+        k0, pmf, bias_entries = k0 + lo_nz, pmf[lo_nz:hi_nz], bias_entries[lo_nz:hi_nz]
+    return GridPld(h, k0, pmf, inf_mass, 0.0, 0.0, edge, 1, h * h, _sum_up(bias_entries), wide_mass, wide_extra,
+                   log_var=log_split_factor(h), wide_extra_var=wide_var, inf_moved=inf_rounding,
+                   bias_entries=bias_entries)

@@ -194,13 +194,13 @@ def test_quadrature_budget_is_the_stated_panel_count(monkeypatch):
     below it the leaf is refused."""
     import dpcore.pld.discretize as discretize
     from dpcore.pld import pld_epsilon
-    from dpcore.pld.accountant import EPSILON_TAIL_MASS
+    from dpcore.pld.accountant import TAIL_FRACTION
     from dpcore.pld.leaves import leaf_models
 
     sigma, steps = 0.5, 10
     event = subsampled_gaussian_event(sigma, 0.01, steps)
     piece = leaf_models(event.event)[0].pieces[0]  # the remove order: the wider of the two
-    tail = min(EPSILON_TAIL_MASS, 1e-6 * DELTA) / (4.0 * steps)  # pld_epsilon's leaf tail
+    tail = TAIL_FRACTION * DELTA / (4.0 * steps)  # pld_epsilon's leaf tail
     panels = (discretize.cut(piece, +1, tail) - discretize.cut(piece, -1, tail)) / (0.25 * sigma)
     assert 10 < panels < 1000
     reference = pld_epsilon(event, DELTA).epsilon
@@ -234,10 +234,11 @@ def test_absurd_target_auto_returns_the_floor_with_bounded_work(monkeypatch, tar
 
 @pytest.mark.parametrize("target, q", [(1e308, 0.01), (1e30, 1.0)])
 def test_absurd_target_pld_is_refused_naming_the_target_with_bounded_work(monkeypatch, target, q):
-    """The least σ meeting the target is the floor, which the PLD cannot analyse: a ValueError naming
-    target_epsilon (an UnsupportedEventError), not minutes of quadrature."""
+    """The least σ meeting the target is the floor, which the PLD cannot analyse (its quadrature budget, or
+    losses too wide for its grid on the way there): a ValueError naming target_epsilon (an
+    UnsupportedEventError), not minutes of quadrature."""
     calls = _counting(monkeypatch)
-    with pytest.raises(UnsupportedEventError, match="target_epsilon.*MAX_QUADRATURE_PANELS"):
+    with pytest.raises(UnsupportedEventError, match="target_epsilon.*(MAX_QUADRATURE_PANELS|too large for the 'pld')"):
         calibrate_noise_multiplier(target, DELTA, sampling_rate=q, steps=1000, accountant="pld")
     assert calls["pld"] <= 20 and calls["panels"] <= _PANEL_WORK
 
