@@ -44,7 +44,7 @@ from .discretize import cut, discretize, loss_span
 from .leaves import leaf_models
 from .losses import LossModel
 from .pmf import GridPld
-from .tilt import TiltPlan, leaf_tilt, rdp_tilt
+from .tilt import TILTS, TiltPlan, leaf_tilt, rdp_tilt
 
 __all__ = ["DEFAULT_MAX_POINTS", "DEFAULT_SETTINGS", "DEFAULT_TAIL_MASS", "FAST_SETTINGS", "Part", "composed_plds",
            "memoised", "pld_epsilon", "pld_delta"]
@@ -312,6 +312,13 @@ def _compose_parts(parts: List[Part], *, discretization: Optional[float], tail_m
     gap, points = _resolved(fast, settings, max_points)
     points = check_positive_int("max_points", points, minimum=64)
     plan = rdp_tilt([part.event for part in parts], [part.count for part in parts], *target)
+    if plan is not None and target[0] is not None and steps > 1 and plan.theta <= TILTS[0] and plan.epsilon > 100.0:
+        # an ε query whose Chernoff-optimal tilt is below the smallest tried: the composed loss of
+        # many steps spreads over more than ~1e3 nats and its ε is in the thousands or more
+        spread = math.sqrt(sum(part.count * sd * sd for part, sd in zip(parts, plan.spreads) if math.isfinite(sd)))
+        raise UnsupportedEventError(
+            f"count={steps}: the composed privacy loss spreads over ~{spread:.3g} nats (RDP epsilon ~{plan.epsilon:.3g}), "
+            "beyond the range of the 'pld' accountant's grid; use accountant='rdp' or 'auto'")
     h = _grid(parts, discretization, leaf_tail, steps, plan, gap, MAX_LEAF_POINTS[1 if fast else 0])
     cache: Dict[int, GridPld] = {}
     out = []

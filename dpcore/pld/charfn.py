@@ -50,7 +50,9 @@ ALIAS_BUDGET = 1e-10
 #: largest count composed in one characteristic-function power (its float error grows with k)
 MAX_POWER = 1 << 22
 #: most levels of :func:`compose_counts` (each level multiplies the block size by ≥ 2)
-MAX_LEVELS = 24
+MAX_LEVELS = 12
+#: largest θ·(coarse grid step) a level may coarsen to: the tilted loss must stay resolved
+MAX_TILT_STEP = 0.25
 #: whole compositions up to this many points are done in one window
 DIRECT_POINTS = 1 << 16
 #: a level's window is the least that holds blocks of this many steps (:func:`_level_points`)
@@ -197,7 +199,7 @@ def compose_powers(items: Sequence[Tuple[GridPld, int]], *, max_points: int = DE
         return None
     if n > max_points:
         return None
-    return _assemble(parts, a, n, log_up, log_low)
+    return _assemble(parts, a, n, log_up, log_low, alias)
 
 
 def powers(pld: GridPld, counts: Sequence[int], *, max_points: int = DEFAULT_MAX_POINTS,
@@ -219,7 +221,7 @@ def powers(pld: GridPld, counts: Sequence[int], *, max_points: int = DEFAULT_MAX
             a, _, log_up, log_low = window([part], tilt, alias, size=n)
         except ArithmeticError:
             return None
-        out.append(_assemble([part], a, n, log_up, log_low))
+        out.append(_assemble([part], a, n, log_up, log_low, alias))
     return out
 
 
@@ -234,8 +236,9 @@ def _spectrum(part: _Part, n: int) -> Tuple[np.ndarray, float, float, float]:
     return memo[n]
 
 
-def _assemble(parts: Sequence[_Part], a: int, n: int, log_up: float, log_low: float) -> GridPld:
-    """Π_i x_i^{*k_i} on the window [a, a + n) with every error term (module docstring)."""
+def _assemble(parts: Sequence[_Part], a: int, n: int, log_up: float, log_low: float, trim: float) -> GridPld:
+    """Π_i x_i^{*k_i} on the window [a, a + n) with every error term (module docstring); ends of
+    total tilted mass ≤ ``trim`` are cut off (:func:`_cut_ends`)."""
     first = parts[0].pld
     h, theta = first.h, first.theta
     k_total = sum(p.count for p in parts)
@@ -276,7 +279,27 @@ def _assemble(parts: Sequence[_Part], a: int, n: int, log_up: float, log_low: fl
     err += fft_l1 + 2.0 * math.exp(log_up)
     moved += math.exp(log_low)
     bias += fold_bias
-    return _combined(parts, a, c, err, moved, bias).normalized()
+    c, a, dropped = _cut_ends(c, a, trim)
+    return _combined(parts, a, c, err + dropped, moved, bias).normalized()
+
+
+def _cut_ends(c: np.ndarray, start: int, budget: float) -> Tuple[np.ndarray, int, float]:
+    """Drop both ends of ``c`` while their total is ≤ ``budget``: (kept, new start, dropped mass).
+
+    The window's ends hold FFT noise around masses too small to matter. Zeroing computed entries
+    c_j changes the distance to the exact array by at most Σ|c_j| over them (the exact entries
+    are within the error bound of the computed ones), which is added to ``err``; the arrays of the
+    next level then cover the composition's support instead of the whole window."""
+    if budget <= 0.0 or c.size < 2:
+        return c, start, 0.0
+    left = np.cumsum(c)
+    right = np.cumsum(c[::-1])
+    i0 = int(np.searchsorted(left, 0.5 * budget, side="right"))
+    i1 = c.size - int(np.searchsorted(right, 0.5 * budget, side="right"))
+    if i1 <= i0:
+        return c, start, 0.0
+    dropped = (float(left[i0 - 1]) if i0 else 0.0) + (float(right[c.size - i1 - 1]) if i1 < c.size else 0.0)
+    return c[i0:i1].copy(), start + i0, dropped * (1.0 + c.size * 2.0**-52)
 
 
 def _sparse_convolve(a: np.ndarray, b: np.ndarray) -> Tuple[np.ndarray, int, int]:
@@ -486,8 +509,14 @@ def _next_level(parts: List[_Part], max_points: int, alias: float, budget: float
     sizes = [_block_size(p, tilt, max_points, alias / p.count, start=min(p.count, BLOCK_TARGET)) or
              _block_size(p, tilt, max_points, alias / p.count) for p in parts]
     instances = sum(p.count if m == 0 else -(-p.count // m) for p, m in zip(parts, sizes))
+    theta = parts[0].pld.theta
+    if 2.0 * h * theta > MAX_TILT_STEP:
+        raise UnsupportedEventError(
+            f"the composition needs a grid coarser than {h:.3g} nats, too coarse for the tilt {theta:.3g} (its tilted "
+            "distribution would not be resolved); the losses are too large for the 'pld' accountant")
     factor = 2
-    while factor < 1 << 20 and 2 * factor * h < 1.0 and instances * split_variance(2 * factor * h) <= 0.5 * budget:
+    while (factor < 1 << 20 and 2 * factor * h * theta <= MAX_TILT_STEP and 2 * factor * h < 1.0
+           and instances * split_variance(2 * factor * h) <= 0.5 * budget):
         factor *= 2
     items: List[Tuple[GridPld, int]] = []
     for p, m in zip(parts, sizes):
