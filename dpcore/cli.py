@@ -210,17 +210,13 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     sampling = _check_sampling_flags(args, args.sampling_rate)
     accountant = args.accountant or "auto"
     certify = True if args.certify is None else args.certify
+    # the printed ε is the returned σ's own (certified) evaluation under the same accountant and grid
     cal = calibrate_noise_multiplier(
         args.epsilon, args.delta, sampling_rate=args.sampling_rate, steps=args.steps,
         sampling=sampling, dataset_size=args.dataset_size, relation=args.relation,
-        accountant=accountant,
+        accountant=accountant, certify=certify,
     )
     privacy = cal.privacy
-    if certify and privacy.accountant in ("rdp", "pld"):
-        privacy = get_epsilon(
-            subsampled_gaussian_event(cal.value, args.sampling_rate, args.steps, sampling=sampling,
-                                      dataset_size=args.dataset_size, relation=args.relation),
-            args.delta, accountant=privacy.accountant, certify=True)
     record = {"noise_multiplier": cal.value, "target_epsilon": args.epsilon, **_privacy_record(privacy),
               "evaluations": cal.iterations}
     if privacy.certified:
