@@ -51,6 +51,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from ._validation import check_choice, check_delta, check_nonnegative
 from .events import (
     ApproxDpEvent,
+    check_count,
     ComposedEvent,
     GaussianEvent,
     LaplaceEvent,
@@ -90,6 +91,7 @@ def _flatten(event: PrivacyEvent, leaf: Callable[[PrivacyEvent], Optional[tuple]
 
     def walk(e: PrivacyEvent, mult: int) -> None:
         if isinstance(e, SelfComposedEvent):
+            check_count("count", mult * e.count)  # nested counts multiply
             walk(e.event, mult * e.count)
         elif isinstance(e, ComposedEvent):
             for child in e.events:
@@ -177,8 +179,14 @@ def _analytic_gaussian_delta(event: PrivacyEvent, epsilon: float) -> PrivacyResu
     )
 
 
+def _no_finite_epsilon(event: PrivacyEvent, delta: float, why: str) -> PrivacyResult:
+    """ε = ∞: no finite ε holds at this δ by the composition theorem used (``why`` says which floor)."""
+    return PrivacyResult(math.inf, delta, event.relation, "composition", f"no finite epsilon: {why}",
+                         precision="exact")
+
+
 def _composition_epsilon(event: PrivacyEvent, delta: float) -> PrivacyResult:
-    from .composition import basic_composition, optimal_composition_epsilon
+    from .composition import _kov_floor, basic_composition, optimal_composition_epsilon
 
     parts = _flatten(event, _dp_leaf, "composition")
     if not parts:
@@ -187,8 +195,11 @@ def _composition_epsilon(event: PrivacyEvent, delta: float) -> PrivacyResult:
         (eps_i, delta_i), count = parts[0]
         if count == 1:
             if delta_i > delta:
-                raise ValueError(f"delta must be >= the mechanism's own delta {delta_i}; got {delta}")
+                return _no_finite_epsilon(event, delta, f"delta={delta} is below the mechanism's own delta {delta_i}")
             return PrivacyResult(eps_i, delta, event.relation, "composition", "single (epsilon, delta) mechanism")
+        if not delta > _kov_floor(delta_i, count):
+            return _no_finite_epsilon(event, delta, f"delta={delta} is at or below 1 - (1 - {delta_i})^{count}, "
+                                                    "the least delta the k-fold composition reaches (KOV15)")
         eps = optimal_composition_epsilon(eps_i, delta_i, count, delta)
         return PrivacyResult(eps, delta, event.relation, "composition", "optimal composition (Kairouz, Oh, Viswanath 2015, Thm 3.3)",
                              details={"count": count})
@@ -196,9 +207,8 @@ def _composition_epsilon(event: PrivacyEvent, delta: float) -> PrivacyResult:
         [k[0] * c for k, c in parts], [k[1] * c for k, c in parts]
     )
     if delta_sum > delta:
-        raise ValueError(
-            f"delta must be >= the sum of the parts' deltas ({delta_sum}) for basic composition; got {delta}"
-        )
+        return _no_finite_epsilon(event, delta, f"delta={delta} is below the sum of the parts' deltas ({delta_sum}), "
+                                                "the least basic composition certifies")
     return PrivacyResult(eps_sum, delta, event.relation, "composition", "basic composition (heterogeneous parts)")
 
 

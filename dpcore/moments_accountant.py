@@ -33,6 +33,7 @@ from .events import (
     PrivacyEvent,
     SelfComposedEvent,
     UnsupportedEventError,
+    check_count,
 )
 from .rdp import poisson_subsampled_gaussian_rdp
 from .rdp.quadrature import mixture_moment_minus_one
@@ -84,7 +85,7 @@ def _steps(event: PrivacyEvent, count: int, out: List[Tuple[float, float, int]])
     if isinstance(event, NoOpEvent):
         return
     if isinstance(event, SelfComposedEvent):
-        _steps(event.event, count * event.count, out)
+        _steps(event.event, check_count("count", count * event.count), out)  # nested counts multiply
     elif isinstance(event, ComposedEvent):
         for child in event.events:
             _steps(child, count, out)
