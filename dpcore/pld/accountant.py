@@ -64,6 +64,8 @@ MIN_POINTS = 1 << 14
 ALIAS_FRACTION = 1e-4
 #: largest total upward rounding (relative, summed over the steps) of float64 leaf split weights
 EXTENDED_BIAS = 1e-4
+#: largest ±a of atom-only leaves put on the exact grid h = a (beyond: the general rule, which refuses)
+MAX_ATOM_GRID = 1e6
 #: leaf grid points per (untilted) standard deviation when no RDP curve gives the tilt
 FALLBACK_POINTS_PER_SD = 32
 #: most grid points of one leaf with the default discretization (``fast``: the second value); the
@@ -179,36 +181,32 @@ def _measure_spread(model: LossModel, tail: float) -> float:
 def _grid(parts: List[Part], discretization: Optional[float], tail: float, steps: int,
           plan: Optional[TiltPlan], gap: float, max_points: int) -> float:
     """Leaf grid spacing h: ``discretization``; else from the plan, the h whose leaf splits have
-    half the target Scarf variance (steps·h²/4 = V/2, :func:`_variance_target`) but at least two
-    points per tilted leaf standard deviation and :data:`MIN_POINTS` across the composed loss
-    (both relaxed with the settings' gap); without a plan, the smallest untilted leaf spread
-    over :data:`FALLBACK_POINTS_PER_SD`. Made coarser if a leaf's loss range needs more than
-    ``max_points`` points."""
+    half the target Scarf variance (steps·h²/4 = V/2, :func:`_variance_target`), but at least two
+    points per leaf spread and :data:`MIN_POINTS` across 32 composed spreads (both relaxed with the
+    settings' gap) — the spread of a leaf being its tilted standard deviation, or its untilted one
+    over :data:`FALLBACK_POINTS_PER_SD` where that is wider (a bounded loss tilted far sits on one
+    atom); without a plan, the smallest untilted leaf spread over :data:`FALLBACK_POINTS_PER_SD`.
+    Made coarser if a leaf's loss range needs more than ``max_points`` points. Atom-only leaves
+    whose non-zero losses are all ±a get h = a: that grid holds them exactly."""
     if discretization is not None:
         return check_positive("discretization", discretization)
-    untilted = [None if plan is not None and math.isfinite(sd) else _leaf_spread(part.models[0], tail)
-                for part, sd in zip(parts, plan.spreads if plan is not None else [math.nan] * len(parts))]
-    h = min((sd / FALLBACK_POINTS_PER_SD for sd in untilted if sd is not None), default=math.inf)
-    if plan is not None:
-        # …and at least MIN_POINTS·gap₀/gap points across 32 composed (tilted) standard deviations:
-        # when the composition is short that costs nothing and buys accuracy
-        tilted = [(part.count, sd) for part, sd in zip(parts, plan.spreads) if math.isfinite(sd)]
-        h = min(h, math.sqrt(2.0 * _variance_target(plan, gap) / steps))
-        if tilted:
-            width = 32.0 * math.sqrt(sum(c * sd * sd for c, sd in tilted))
-            relax = gap / DEFAULT_SETTINGS[0]
-            h = min(h, 0.5 * math.sqrt(relax) * min(sd for _, sd in tilted), width / (MIN_POINTS / relax))
-    span = max(loss_span(m, tail) for part in parts for m in part.models)
-    h = max(h, span / max_points)
-    # atom-only leaves whose finite non-zero losses are all ±a (randomized response, (ε, δ) pairs
-    # and their subsampled forms): a grid through ±a carries them without any discretisation error
     if all(not m.pieces for part in parts for m in part.models):
         mags = {abs(float(x)) for part in parts for m in part.models for x in m.atoms.loss
                 if math.isfinite(x) and x != 0.0}
-        if len(mags) == 1:
-            a = mags.pop()
-            h = a / max(1, math.ceil(a / h))
-    return h
+        if len(mags) == 1 and max(mags) <= MAX_ATOM_GRID:
+            return mags.pop()
+    if plan is None:
+        h = min(_leaf_spread(part.models[0], tail) for part in parts) / FALLBACK_POINTS_PER_SD
+    else:
+        h = math.sqrt(2.0 * _variance_target(plan, gap) / steps)
+        spreads = [sd if math.isfinite(sd) and 0.5 * sd >= h else
+                   max(sd if math.isfinite(sd) else 0.0, _leaf_spread(part.models[0], tail) / FALLBACK_POINTS_PER_SD)
+                   for part, sd in zip(parts, plan.spreads)]
+        relax = gap / DEFAULT_SETTINGS[0]
+        width = 32.0 * math.sqrt(sum(part.count * sd * sd for part, sd in zip(parts, spreads)))
+        h = min(h, 0.5 * math.sqrt(relax) * min(spreads), width / (MIN_POINTS / relax))
+    span = max(loss_span(m, tail) for part in parts for m in part.models)
+    return max(h, span / max_points)
 
 
 def wide_bins(steps: int) -> Optional[Tuple[float, int]]:

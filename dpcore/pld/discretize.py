@@ -390,6 +390,9 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True,
     if nz.size:  # drop the empty ends (exact)
         lo_nz, hi_nz = int(nz[0]), int(nz[-1]) + 1
         k0, pmf, bias_entries = k0 + lo_nz, pmf[lo_nz:hi_nz], bias_entries[lo_nz:hi_nz]
-    return GridPld(h, k0, pmf, inf_mass, 0.0, 0.0, edge, 1, h * h, _sum_up(bias_entries), wide_mass, wide_extra,
-                   log_var=log_split_factor(h), wide_extra_var=wide_var, inf_moved=inf_rounding,
+    # atoms exactly on the grid are not split (all their mass stays on their point): no move to account
+    on_grid = not plans and bool(np.all(at.loss[finite] == np.ceil(at.loss[finite] / h) * h))
+    split = 0.0 if on_grid else h
+    return GridPld(h, k0, pmf, inf_mass, 0.0, 0.0, edge, 1, split * split, _sum_up(bias_entries), wide_mass, wide_extra,
+                   log_var=log_split_factor(split), wide_extra_var=wide_var, inf_moved=inf_rounding,
                    bias_entries=bias_entries)

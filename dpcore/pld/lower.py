@@ -104,6 +104,8 @@ def _g_bound(pld: "GridPld", epsilon: float, v: float, w: float, rho: float) -> 
     only the entries within a window around ε and bounding the rest analytically."""
     if not (math.isfinite(v) and math.isfinite(w)):
         return math.inf, math.inf
+    if w <= 0.0:  # no split moved any loss: the split composition is the merged one
+        return 0.0, 0.0
     m2 = (math.sqrt(w / 4.0) + w / 8.0) ** 2
     r = rho * math.sqrt(m2)
     log_k = -math.log1p(-1.0 / (rho * rho))
