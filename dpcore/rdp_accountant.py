@@ -47,6 +47,7 @@ from .events import (
     PureDpEvent,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
+    check_count,
     ShuffledEvent,
     UnsupportedEventError,
 )
@@ -110,6 +111,15 @@ def _nondecreasing(alpha: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _check_counts(event: PrivacyEvent, mult: int = 1) -> None:
+    """Refuse (``ValueError`` naming count) nested compositions whose product of counts exceeds
+    :data:`dpcore.events.MAX_COUNT`."""
+    if isinstance(event, SelfComposedEvent):
+        mult = check_count("count", mult * event.count)
+    for child in event.children():
+        _check_counts(child, mult)
+
+
 def _walk(event: PrivacyEvent, alpha: np.ndarray, dps: Optional[int], precisions: Set[str]) -> np.ndarray:
     """RDP curve of ``event`` at ``alpha``, made non-increasing towards α → 1 (:func:`_nondecreasing`)."""
     return _nondecreasing(alpha, _node(event, alpha, dps, precisions))
@@ -166,7 +176,7 @@ def _node(event: PrivacyEvent, alpha: np.ndarray, dps: Optional[int], precisions
             base_pure_epsilon=_pure_epsilon_of(inner),
         )
     if isinstance(event, SelfComposedEvent):
-        return mul_up(event.count, _walk(event.event, alpha, dps, precisions))
+        return mul_up(event.count, _walk(event.event, alpha, dps, precisions))  # nested products: _check_counts
     if isinstance(event, ComposedEvent):
         total = np.zeros_like(alpha)
         for child in event.events:
@@ -191,6 +201,7 @@ def compute_rdp_with_precision(
     alpha = check_orders("orders", orders)
     if dps is not None:
         dps = check_positive_int("dps", dps, minimum=15)
+    _check_counts(event)
     precisions: Set[str] = set()
     values = _walk(event, alpha, dps, precisions)
     return values, _precision_label(precisions, dps)

@@ -334,13 +334,18 @@ def _compose_tilted(leaves: List[Tuple[GridPld, int]], theta: float, points: int
     answer, aliasing budget 1e-4 times smaller — when the error terms exceed
     :data:`REFINE_FRACTION` of δ."""
     budget = sum(count * math.expm1(min(leaf.log_var, 700.0)) for leaf, count in leaves)
+    delta, epsilon = target
+    infinite = _composed_inf_mass(leaves)
+    if delta is not None and infinite >= delta:  # δ(ε) ≥ the +∞ mass for every ε: no finite ε
+        first = leaves[0][0]
+        return GridPld(first.h, 0, np.zeros(1), infinite, 0.0, 0.0, sum(c * leaf.edge for leaf, c in leaves),
+                       sum(c for _, c in leaves), 0.0, theta=theta)
 
     def run(t: float, a: float) -> GridPld:
         return compose_counts([(leaf.with_tilt(t), count) for leaf, count in leaves], max_points=points,
                               alias=a, spread_budget=budget)
 
     pld = run(theta, alias)
-    delta, epsilon = target
     if delta is not None:
         at = pld.epsilon_upper(delta)
         scale = delta
@@ -353,6 +358,13 @@ def _compose_tilted(leaves: List[Tuple[GridPld, int]], theta: float, points: int
     if not math.isfinite(at) or pld.error_scale(at) * errors <= REFINE_FRACTION * scale:
         return pld
     return run(leaf_tilt(leaves, None, at), 1e-4 * alias)
+
+
+def _composed_inf_mass(leaves: List[Tuple[GridPld, int]]) -> float:
+    """P-mass at loss +∞ of the composition, 1 − Π(1 − p∞)^k, rounded up."""
+    log_keep = sum(count * math.log1p(-min(leaf.inf_mass, 1.0)) if leaf.inf_mass < 1.0 else -math.inf
+                   for leaf, count in leaves)
+    return min(1.0, -math.expm1(log_keep) * (1.0 + 1e-12)) if math.isfinite(log_keep) else 1.0
 
 
 def _grid_root(pld: GridPld, delta: float) -> float:
