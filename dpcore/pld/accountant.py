@@ -56,8 +56,10 @@ DEFAULT_SETTINGS = (2e-3, DEFAULT_MAX_POINTS)
 FAST_SETTINGS = (2e-2, 1 << 18)
 #: settings of the screening pass that finds the order of neighbours with the largest bound
 SCREEN_SETTINGS = (1e-1, 1 << 16)
-#: measured constant of the optimistic bound's gap: relative gap ≈ KAPPA·θ·V/ε
-KAPPA = 15.0
+#: measured constant of the optimistic bound's gap (:func:`_variance_target`); an ε query whose
+#: measured gap still exceeds GAP_LIMIT times the target is redone once on a finer grid
+KAPPA = 5.0
+GAP_LIMIT = 2.5
 #: grid points across 32 standard deviations of the composed tilted loss, at least (default settings)
 MIN_POINTS = 1 << 14
 #: the tilted aliasing allowed in a composition, as a fraction of δ (:func:`_alias`)
@@ -81,6 +83,9 @@ WIDE_FACTOR = 16
 WIDE_LAMBDA = 1e-2
 #: the error terms may use at most this fraction of δ before the tilt is re-chosen (:func:`_composed`)
 REFINE_FRACTION = 1e-2
+#: δ queries: the variance target's gap is this fraction of the settings' (their upper bound is
+#: then tighter than an ε query's at the same point, so δ(ε(δ)) ≤ δ in practice; the cost is ~1/√ of it)
+DELTA_QUERY_GAP = 0.25
 _U = 2.0**-53
 _METHOD = ("privacy loss distribution: connect-the-dots discretisation (Doroshenko et al. 2022), "
            "tilted characteristic-function composition of dominating pairs (Zhu, Dong, Wang 2022)")
@@ -198,7 +203,8 @@ def _grid(parts: List[Part], discretization: Optional[float], tail: float, steps
     if plan is None:
         h = min(_leaf_spread(part.models[0], tail) for part in parts) / FALLBACK_POINTS_PER_SD
     else:
-        h = math.sqrt(2.0 * _variance_target(plan, gap) / steps)
+        composed = math.sqrt(sum(part.count * sd * sd for part, sd in zip(parts, plan.spreads) if math.isfinite(sd)))
+        h = math.sqrt(2.0 * _variance_target(plan, gap, composed) / steps)
         spreads = [sd if math.isfinite(sd) and 0.5 * sd >= h else
                    max(sd if math.isfinite(sd) else 0.0, _leaf_spread(part.models[0], tail) / FALLBACK_POINTS_PER_SD)
                    for part, sd in zip(parts, plan.spreads)]
@@ -261,21 +267,28 @@ def _resolved(fast: bool, settings: Optional[Tuple[float, int]], max_points: Opt
     return gap, (max_points if max_points is not None else points)
 
 
-def _variance_target(plan: TiltPlan, gap: float) -> float:
-    """Scarf variance V of all splits for a relative gap ``gap`` of the optimistic bound at the
-    plan's ε: V = gap·max(ε, 1/θ)/(KAPPA·θ) (θ at least 1/2)."""
-    theta = max(plan.theta, 0.5)
-    return gap * max(plan.epsilon, 1.0 / theta) / (KAPPA * theta)
+def _variance_target(plan: TiltPlan, gap: float, spread: float) -> float:
+    """Scarf variance V of all splits for a relative gap ``gap`` of the optimistic bound: the gap in ε
+    is ≈ the density of the loss at ε over its tail mass (the hazard, ≈ max(θ, 1/sd) with sd the
+    composed tilted standard deviation ``spread`` or the untilted one) times V, relative to ε —
+    estimated by the smaller of the plan's ε and its Gaussian approximation's:
+    V = gap·ε/(KAPPA·hazard)."""
+    hazard = max(plan.theta, 1.0 / spread if spread > 0.0 else 0.0, 1.0 / plan.gaussian_spread, 0.5)
+    eps = min(plan.epsilon, plan.gaussian_epsilon)
+    return gap * max(eps, 1.0 / hazard) / (KAPPA * hazard)
 
 
 def _alias(plan: Optional[TiltPlan], delta: Optional[float]) -> float:
-    """Relative tilted aliasing allowed in all: :data:`ALIAS_FRACTION` of δ at the plan's ε, where a
-    tilted ℓ1 error e costs e·exp(log_chernoff) of δ, with room for a PLD ε 10 % below the plan's
-    (a factor e^{0.1·θε}); for δ queries, 1e-2 of the Chernoff bound."""
+    """Relative tilted aliasing allowed in all: :data:`ALIAS_FRACTION` of δ read at the estimated PLD
+    ε (a tilted ℓ1 error e costs e·exp(Λ(θ) − θε) of δ there, more than at the plan's RDP ε where
+    the RDP bound is loose, e.g. at small sampling rates); for δ queries, 1e-2 of the Chernoff bound."""
     if plan is None:
         return ALIAS_FRACTION * 1e-6
     target = math.log(delta) if delta is not None else plan.log_chernoff - math.log(100.0)
-    log_alias = math.log(ALIAS_FRACTION) + min(0.0, target - plan.log_chernoff) - 0.1 * plan.theta * max(plan.epsilon, 0.0)
+    # read at the estimated PLD ε (10 % below the smaller estimate), exp(Λ(θ) − θε) is this much larger
+    estimate = 0.9 * min(plan.epsilon, plan.gaussian_epsilon) if delta is not None else plan.epsilon
+    at = plan.log_chernoff + plan.theta * max(plan.epsilon - estimate, 0.0)
+    log_alias = math.log(ALIAS_FRACTION) + min(0.0, target - at)
     return math.exp(max(log_alias, -690.0))
 
 
@@ -309,6 +322,8 @@ def _compose_parts(parts: List[Part], *, discretization: Optional[float], tail_m
     leaf_tail = tail_mass / (4.0 * steps)
     gap, points = _resolved(fast, settings, max_points)
     points = check_positive_int("max_points", points, minimum=64)
+    if target[0] is None:
+        gap *= DELTA_QUERY_GAP
     plan = rdp_tilt([part.event for part in parts], [part.count for part in parts], *target)
     if plan is not None and target[0] is not None and steps > 1 and plan.theta <= TILTS[0] and plan.epsilon > 100.0:
         # an ε query whose Chernoff-optimal tilt is below the smallest tried: the composed loss of
@@ -391,9 +406,10 @@ def _composed(event: PrivacyEvent, delta: Optional[float], epsilon: float = 0.0,
 
     With two orders of neighbours (Poisson sampling) and the default (not ``fast``) settings, the
     remove order is composed with the requested settings and the add order first on a coarse grid
-    (:data:`SCREEN_SETTINGS`); the add order is recomputed with the requested settings only if its
-    coarse upper bound exceeds the remove order's. Every returned PLD is a certified upper bound for
-    its order, so the maximum of their upper bounds is the refined one whenever the coarse PLD is kept.
+    (:data:`SCREEN_SETTINGS`), then on the ``fast`` one, then with the requested settings, stopping
+    as soon as its upper bound is not above the remove order's. Every returned PLD is a certified
+    upper bound for its order, so the maximum of their upper bounds is the refined one whenever a
+    screening PLD is kept.
     """
     parts = _parts(event)
     kw = dict(dict(discretization=None, tail_mass=DEFAULT_TAIL_MASS, max_points=None, fast=False, orders=None,
@@ -402,11 +418,13 @@ def _composed(event: PrivacyEvent, delta: Optional[float], epsilon: float = 0.0,
     if kw["fast"] or number_of_orders(parts) == 1 or not parts:
         return _compose_parts(parts, **kw)
     plds, h = _compose_parts(parts, **dict(kw, orders=[0]))
-    coarse, _ = _compose_parts(parts, **dict(kw, settings=SCREEN_SETTINGS, discretization=None, max_points=None,
-                                             orders=[1]))
-    if _query_upper(coarse[0], delta, epsilon) > _query_upper(plds[0], delta, epsilon):
-        coarse, _ = _compose_parts(parts, **dict(kw, orders=[1]))
-    return plds + coarse, h
+    bound = _query_upper(plds[0], delta, epsilon)
+    for screen in (SCREEN_SETTINGS, FAST_SETTINGS, None):  # ever finer, until below the remove order
+        add, _ = _compose_parts(parts, **dict(kw, orders=[1]) if screen is None else dict(
+            kw, settings=screen, discretization=None, max_points=None, orders=[1]))
+        if _query_upper(add[0], delta, epsilon) <= bound:
+            break
+    return plds + add, h
 
 
 def _details(plds: List[GridPld], h: float, bounds: Tuple[float, float], tail_mass: float, at: float) -> dict:
@@ -510,12 +528,21 @@ def _pld_epsilon(event: PrivacyEvent, delta: float, discretization: Optional[flo
                  certify: bool, fast: bool, max_points: Optional[int]) -> PrivacyResult:
     """:func:`pld_epsilon` without the memo (``delta`` already checked)."""
     tail = TAIL_FRACTION * delta if tail_mass is None else check_positive("tail_mass", tail_mass)
-    plds, h = _composed(event, delta, discretization=discretization, tail_mass=tail, fast=fast,
-                        max_points=_points(max_points))
+    points = _points(max_points)
+    plds, h = _composed(event, delta, discretization=discretization, tail_mass=tail, fast=fast, max_points=points)
     if not plds:
         return PrivacyResult(0.0, delta, event.relation, "pld", "no private release", details={"bounds": (0.0, 0.0), "gap": 0.0})
     pairs = [p.epsilon_bounds(delta) for p in plds]
     bounds = (round_down(max(b[0] for b in pairs)), round_up(max(b[1] for b in pairs)))
+    target = (FAST_SETTINGS if fast else DEFAULT_SETTINGS)[0]
+    if discretization is None and 0.0 < bounds[1] < math.inf and bounds[1] - bounds[0] > GAP_LIMIT * target * bounds[1]:
+        # the grid model misjudged this case: once more, finer by the measured factor (the
+        # optimistic bound's gap is about proportional to the split variance, ∝ h²)
+        relative = (bounds[1] - bounds[0]) / bounds[1]
+        finer = h * max(math.sqrt(target / relative), 1.0 / 16.0)
+        plds, h = _composed(event, delta, discretization=finer, tail_mass=tail, fast=fast, max_points=points)
+        pairs = [p.epsilon_bounds(delta) for p in plds]
+        bounds = (round_down(max(b[0] for b in pairs)), round_up(max(b[1] for b in pairs)))
     result = PrivacyResult(bounds[1], delta, event.relation, "pld", _METHOD,
                            precision=f"float64 grid h={h:.3g} nats", details=_details(plds, h, bounds, tail, bounds[1]))
     if certify:
@@ -546,8 +573,26 @@ def pld_delta(
         return PrivacyResult(eps, 0.0, event.relation, "pld", "no private release", details={"bounds": (0.0, 0.0), "gap": 0.0})
     pairs = [p.delta_bounds(eps) for p in plds]
     bounds = (round_down(max(b[0] for b in pairs)), round_up(max(b[1] for b in pairs)))
+    target = (FAST_SETTINGS if fast else DEFAULT_SETTINGS)[0] * DELTA_QUERY_GAP
+    relative = _epsilon_gap(plds, eps, bounds)
+    if discretization is None and relative > GAP_LIMIT * target:  # as in pld_epsilon, in ε terms
+        finer = h * max(math.sqrt(target / relative), 1.0 / 16.0)
+        plds, h = _composed(event, None, discretization=finer, tail_mass=tail, fast=fast,
+                            max_points=_points(max_points), epsilon=eps)
+        pairs = [p.delta_bounds(eps) for p in plds]
+        bounds = (round_down(max(b[0] for b in pairs)), round_up(max(b[1] for b in pairs)))
     return PrivacyResult(eps, bounds[1], event.relation, "pld", _METHOD,
                          precision=f"float64 grid h={h:.3g} nats", details=_details(plds, h, bounds, tail, eps))
+
+
+def _epsilon_gap(plds: List[GridPld], epsilon: float, bounds: Tuple[float, float]) -> float:
+    """A δ query's gap in ε terms, relative to ε: how far above ``epsilon`` the upper bound
+    comes down to the lower bound δ_lower (0 when there is nothing to measure)."""
+    lower = bounds[0]
+    if not (epsilon > 0.0 and 0.0 < lower < bounds[1] < 1.0):
+        return 0.0
+    shifted = max(p.epsilon_upper(lower) for p in plds)
+    return (shifted - epsilon) / epsilon if math.isfinite(shifted) else 0.0
 
 
 def _points(max_points: Optional[int]) -> Optional[int]:

@@ -48,6 +48,8 @@ __all__ = ["delta_lower", "epsilon_lower", "split_terms"]
 RHOS = (2.2,)
 #: wide-split failure probability allowed, as a fraction of δ
 FAIL_FRACTION = 1e-4
+#: relative precision of the optimistic ε (it brackets the answer; it is not the answer)
+EPSILON_TOLERANCE = 1e-4
 
 
 def split_terms(pld: "GridPld", allowed: float) -> Tuple[float, float, float]:
@@ -144,32 +146,39 @@ def delta_lower(pld: "GridPld", epsilon: float, upper: float) -> float:
 
 
 def epsilon_lower(pld: "GridPld", delta: float, upper: float) -> float:
-    """The largest ε found with δ_lower(ε) > δ (δ_exact is non-increasing, so ε_exact ≥ it); 0 if none.
+    """An ε with δ_lower(ε) > δ, as large as found (δ_exact is non-increasing, so ε_exact ≥ it); 0 if none.
 
-    Steps down from ``upper`` (the certified upper bound) geometrically, then bisects.
+    Secant steps on δ_lower(ε) − δ (smooth and decreasing in practice) from just below ``upper`` (the
+    certified upper bound), keeping a bracket [ε with δ_lower > δ, ε without]; stops within
+    :data:`EPSILON_TOLERANCE` relative. Only points where δ_lower(ε) > δ was evaluated are returned.
     """
     if not math.isfinite(upper) or upper <= 0.0:
         return 0.0
 
-    def above(eps: float) -> bool:
-        return delta_lower(pld, eps, delta) > delta
+    def excess(eps: float) -> float:
+        return delta_lower(pld, eps, delta) - delta
 
-    step = max(1e-9, 1e-4 * upper)
-    hi = upper  # δ_lower(upper) ≤ δ_upper(upper) ≤ δ
-    while True:
-        lo = upper - step
-        if lo <= 0.0:
-            return 0.0
-        if above(lo):
-            break
-        hi = lo
-        step *= 3.0
-    for _ in range(40):
-        if hi - lo <= 1e-5 * max(hi, 1e-12):
-            break
-        mid = 0.5 * (lo + hi)
-        if above(mid):
-            lo = mid
+    hi, f_hi = upper, excess(upper)  # δ_lower(upper) ≤ δ_upper(upper) ≤ δ: f_hi ≤ 0
+    lo, f_lo = None, None
+    step = max(1e-9, 1e-3 * upper)
+    while lo is None:
+        x = upper - step
+        if x <= 0.0:
+            return 0.0 if excess(0.0) <= 0.0 else 0.0
+        fx = excess(x)
+        if fx > 0.0:
+            lo, f_lo = x, fx
         else:
-            hi = mid
+            hi, f_hi = x, fx
+            step *= 4.0
+    for _ in range(30):
+        if hi - lo <= EPSILON_TOLERANCE * hi:
+            break
+        x = lo + (hi - lo) * f_lo / (f_lo - f_hi) if f_lo > f_hi else 0.5 * (lo + hi)
+        x = min(max(x, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))  # stay well inside the bracket
+        fx = excess(x)
+        if fx > 0.0:
+            lo, f_lo = x, fx
+        else:
+            hi, f_hi = x, fx
     return lo

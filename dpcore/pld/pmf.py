@@ -418,12 +418,21 @@ class GridPld:
             j = int(ok[0])
             hi = max(float(at[j]), 0.0)
             lo = max(float(at[j - 1]), 0.0) if j > 0 else 0.0
-        # bisection on the continuous, non-increasing δ_upper between the two points
+        # bisection on the continuous, non-increasing δ_upper between the two points, where the sums
+        # over the entries above ε are fixed (a scalar function of ε; the direct check follows)
+        slot = self._slot(lo)
+        _, a, c, rel = self._curve
+        a_j, c_j, r_j = float(a[slot]), float(c[slot]), float(rel[slot])
+
+        def upper(e: float) -> float:
+            ce = c_j * math.exp(min(e, 700.0))
+            return a_j - ce + self.inf_mass + r_j * (a_j + ce) + self.error_scale(e) * self.err
+
         for _ in range(80):
             if hi - lo <= 4e-16 * max(1.0, abs(hi)):
                 break
             mid = 0.5 * (lo + hi)
-            if self.delta_upper(mid) <= delta:
+            if upper(mid) <= delta:
                 hi = mid
             else:
                 lo = mid

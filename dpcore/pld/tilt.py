@@ -51,6 +51,8 @@ class TiltPlan:
     epsilon: float
     log_chernoff: float
     spreads: Tuple[float, ...]
+    gaussian_epsilon: float = math.inf  # ε of the Gaussian approximation of the composed loss (ε queries)
+    gaussian_spread: float = math.inf  # its standard deviation, √Λ''(0)
 
 
 def _optimum(values: np.ndarray) -> int:
@@ -113,7 +115,32 @@ def rdp_tilt(events: Sequence[PrivacyEvent], counts: Sequence[int], delta: Optio
         at = float(min(improved[k], objective[j])) if k >= 0 else float(objective[j])
     else:
         at = float(epsilon)
-    return TiltPlan(theta, at, float(total[j] - theta * at), tuple(spreads))
+    var0 = _gaussian_variance(total)
+    spread0 = math.sqrt(var0) if var0 > 0.0 else math.inf
+    return TiltPlan(theta, at, float(total[j] - theta * at), tuple(spreads), _gaussian_epsilon(var0, delta), spread0)
+
+
+def _gaussian_variance(total: np.ndarray) -> float:
+    """μ² of the Gaussian approximation of the composed loss, 2Λ(θ)/(θ(θ + 1)) at the smallest tilt
+    (exact for a μ-Gaussian pair, whose Λ(θ) = θ(θ + 1)μ²/2; for others 2·KL ≈ Λ''(0) — read off
+    the curve's values rather than differenced, as some RDP curves are linear at small orders), or 0."""
+    t = float(TILTS[0])
+    var = 2.0 * float(total[0]) / (t * (t + 1.0))
+    return var if math.isfinite(var) and var > 0.0 else 0.0
+
+
+def _gaussian_epsilon(var: float, delta: Optional[float]) -> float:
+    """ε at δ of the μ-Gaussian pair with μ² = ``var`` (:func:`_gaussian_variance`; the Gaussian
+    approximation of the composed loss, Dong, Roth, Su 2022 CLT), or ∞; an estimate of the PLD's ε
+    that the RDP bound can exceed several-fold at small sampling rates, used only to choose the grid."""
+    from ..gaussian_mechanism import analytic_gaussian_epsilon  # deferred: keeps the import light
+
+    if delta is None or not var > 0.0:
+        return math.inf
+    try:
+        return float(analytic_gaussian_epsilon(1.0 / math.sqrt(var), delta))
+    except (ArithmeticError, ValueError):
+        return math.inf
 
 
 @lru_cache(maxsize=256)
