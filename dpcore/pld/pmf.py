@@ -389,6 +389,7 @@ class GridPld:
         upper = self.delta_upper(epsilon)
         return min(delta_lower(self, epsilon, upper), upper), upper
 
+    @cached_property
     def _upper_at_grid(self) -> Tuple[np.ndarray, np.ndarray]:
         """(ℓ_j, :meth:`delta_upper` at ℓ_j) over the suffix of :attr:`_curve`, vectorised."""
         ell, a, c, rel = self._curve
@@ -405,7 +406,7 @@ class GridPld:
             return math.inf
         if self.pmf.size == 0 or self.delta_upper(0.0) <= delta:
             return 0.0
-        at, up = self._upper_at_grid()
+        at, up = self._upper_at_grid
         ok = np.flatnonzero(up <= delta)
         if ok.size == 0:  # above the last point only the +∞ mass and the error terms are left
             lo = max(float(at[-1]), 0.0) if at.size else 0.0

@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import log_ndtr, logsumexp
 
 from ..events import PrivacyEvent, UnsupportedEventError
 from .pmf import GridPld
@@ -132,15 +132,29 @@ def _gaussian_variance(total: np.ndarray) -> float:
 def _gaussian_epsilon(var: float, delta: Optional[float]) -> float:
     """ε at δ of the μ-Gaussian pair with μ² = ``var`` (:func:`_gaussian_variance`; the Gaussian
     approximation of the composed loss, Dong, Roth, Su 2022 CLT), or ∞; an estimate of the PLD's ε
-    that the RDP bound can exceed several-fold at small sampling rates, used only to choose the grid."""
-    from ..gaussian_mechanism import analytic_gaussian_epsilon  # deferred: keeps the import light
-
+    that the RDP bound can exceed several-fold at small sampling rates, used only to choose the grid
+    (float64 bisection on log δ(ε) = log(Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)), 1e-6 relative)."""
     if delta is None or not var > 0.0:
         return math.inf
-    try:
-        return float(analytic_gaussian_epsilon(1.0 / math.sqrt(var), delta))
-    except (ArithmeticError, ValueError):
-        return math.inf
+    mu = math.sqrt(var)
+    target = math.log(delta)
+
+    def log_delta(eps: float) -> float:
+        a, b = float(log_ndtr(0.5 * mu - eps / mu)), float(log_ndtr(-0.5 * mu - eps / mu))
+        gap = eps + b - a
+        return a + math.log(-math.expm1(gap)) if gap < 0.0 else -math.inf
+
+    if log_delta(0.0) <= target:
+        return 0.0
+    lo, hi = 0.0, mu * (0.5 * mu + math.sqrt(-2.0 * target)) + mu
+    while log_delta(hi) > target:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e6:
+            return math.inf
+    while hi - lo > 1e-6 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if log_delta(mid) > target else (lo, mid)
+    return hi
 
 
 @lru_cache(maxsize=256)
