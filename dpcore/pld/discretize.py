@@ -52,6 +52,12 @@ _PANEL = 0.25
 #: each panel uses the fewest nodes whose error factor (64/15)·ρ^{−2(n−1)}/(ρ² − 1) of
 #: :func:`_quadrature_error` is below this (8 nodes otherwise); the error bound itself is added
 _QUAD_FACTOR = 1e-20
+#: where a density grows by more than e^GROWTH over :data:`_RADIUS`·scale (far in the other
+#: distribution's tail: e^{a}·q at a large loss a), the bin's panels and their radius shrink by
+#: powers of two (at most 2^MAX_SHRINK) until it does not — the quadrature bound scales with the
+#: densities' envelope on the panel's square, e^{growth·radius} times their value at the centre
+_GROWTH = 16.0
+_MAX_SHRINK = 8
 #: P-mass outside the x-range where the split weights use extended precision (float64 beyond:
 #: the larger error term there multiplies at most this much mass)
 _EXTENDED_TAIL = 1e-9
@@ -131,7 +137,8 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, grid: np.ndarray, h:
     keep = width > 0
     k_lo, k_hi = grid[:-1][keep], grid[1:][keep]
     xs, width = xs[keep], width[keep]
-    panels = np.maximum(1, np.ceil(width / (_PANEL * piece.scale))).astype(np.int64)
+    shrink = _shrink(piece, xs + 0.5 * width)
+    panels = np.maximum(1, np.ceil(width * 2.0**shrink / (_PANEL * piece.scale))).astype(np.int64)
     owner = np.repeat(np.arange(k_lo.size), panels)
     first = np.repeat(np.cumsum(panels) - panels, panels)
     pos = np.arange(owner.size) - first
@@ -141,9 +148,10 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, grid: np.ndarray, h:
     ext_bin = np.bincount(owner, weights=ext_panel, minlength=k_lo.size) > 0
     mass = np.zeros(k_lo.size)
     up = np.zeros(k_lo.size)
-    n_nodes = _node_counts(_RADIUS * piece.scale / (0.5 * pw))
+    level = shrink[owner]
+    n_nodes = _node_counts(_RADIUS * piece.scale * 2.0**-level / (0.5 * pw))
     quad_mass, quad_up = _quadrature_error(piece, p0 + 0.5 * pw, 0.5 * pw, n_nodes, k_lo[owner] * h, owner,
-                                           k_lo.size)
+                                           k_lo.size, level)
     cap = -np.expm1(-(k_hi - k_lo) * h)  # largest split weight of each bin, 1 − e^{−width}
     for n, (nodes_std, weights_std) in _RULES.items():
         sel = n_nodes == n
@@ -161,6 +169,21 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, grid: np.ndarray, h:
             mass += np.bincount(o, weights=dens.sum(axis=1), minlength=k_lo.size)
             up += np.bincount(o, weights=(dens * gain).sum(axis=1), minlength=k_lo.size)
     return k_lo, k_hi, mass, up, ext_bin, quad_mass, quad_up
+
+
+def _shrink(piece: Piece, x: np.ndarray) -> np.ndarray:
+    """Per bin centre x, the least j ≤ :data:`_MAX_SHRINK` with growth·radius ≤ :data:`_GROWTH`
+    for radius = :data:`_RADIUS`·scale/2^j, growth = max |d log p/dx|, |d log q/dx| at x (central
+    differences; 0 where a density vanishes). Only the panels' size depends on it: the
+    quadrature bound holds for any."""
+    step = 1e-3 * piece.scale
+    with np.errstate(all="ignore"):
+        g = np.zeros(x.shape)
+        for pdf in (piece.pdf_p, piece.pdf_q):
+            slope = np.abs(np.log(pdf(x + step)) - np.log(pdf(x - step))) / (2.0 * step)
+            g = np.maximum(g, np.nan_to_num(slope, nan=0.0, posinf=0.0))
+        need = np.ceil(np.log2(np.maximum(g * _RADIUS * piece.scale / _GROWTH, 1.0)))
+    return np.clip(need, 0, _MAX_SHRINK).astype(np.int64)
 
 
 def _log_factor(rho: np.ndarray, nodes) -> np.ndarray:
@@ -198,20 +221,26 @@ _THRESHOLDS = {n: _rho_threshold(n) for n in _RULES if n < 8}
 
 
 def _quadrature_error(piece: Piece, center: np.ndarray, half: np.ndarray, nodes: np.ndarray,
-                      a_low: np.ndarray, owner: np.ndarray, bins: int) -> Tuple[np.ndarray, np.ndarray]:
+                      a_low: np.ndarray, owner: np.ndarray, bins: int,
+                      level: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Per-bin bounds on the Gauss–Legendre error of P(bin) and of ∫_bin (1 − e^{a−L}) dP.
 
     On a panel [c − w, c + w] an n-node Gauss–Legendre rule integrates a function analytic inside
     the Bernstein ellipse E_ρ (foci c ± w, semi-axes w(ρ ± 1/ρ)/2) and bounded there by M with
     error at most (64/15)·M·w·ρ^{−2(n−1)}/(ρ² − 1) (Trefethen 2008, "Is Gauss quadrature better
     than Clenshaw–Curtis?", SIAM Rev. 50, Thm 4.5, whose I_n is the (n+1)-point rule; scaled from
-    [−1, 1]). With ρ = r/w, r = 2·scale,
+    [−1, 1]). With ρ = r/w, r = 2·scale/2^level (:func:`_shrink`),
     E_ρ lies in the square |Re z − c| ≤ r, |Im z| ≤ r, where :meth:`Piece.envelope` bounds the
-    densities. The split integrand p(x)(1 − e^{a−L(x)}) equals p(x) − e^{a}q(x) on the real line
-    (e^{−L} dP = dQ), so the rule's error on it is at most E_p + e^{a}E_q.
+    densities (called once per level, with a float radius). The split integrand
+    p(x)(1 − e^{a−L(x)}) equals p(x) − e^{a}q(x) on the real line (e^{−L} dP = dQ), so the rule's
+    error on it is at most E_p + e^{a}E_q.
     """
-    radius = _RADIUS * piece.scale
-    m_p, m_q = piece.envelope(center, radius)
+    level = np.zeros(center.shape, dtype=np.int64) if level is None else level
+    radius = _RADIUS * piece.scale * 2.0**-level
+    m_p, m_q = np.empty(center.shape), np.empty(center.shape)
+    for j in np.unique(level).tolist():
+        sel = level == j
+        m_p[sel], m_q[sel] = piece.envelope(center[sel], _RADIUS * piece.scale * 2.0**-j)
     with np.errstate(all="ignore"):
         log_factor = np.log(half) + _log_factor(radius / half, nodes)
         e_p = np.exp(np.log(m_p) + log_factor)
