@@ -17,12 +17,16 @@ Pipeline (each step keeps the result an upper bound of the exact value, see the 
    terms exceed :data:`REFINE_FRACTION` of δ (θ far from the saddle point), steps 2–3 are redone
    with θ chosen from the leaves' moment generating functions at the first answer.
 
-The leaf grid spacing h (``discretization``) defaults to the smallest leaf standard deviation
-divided by the points per standard deviation of the settings (:data:`DEFAULT_SETTINGS`,
-:data:`FAST_SETTINGS`); ``max_points`` bounds the characteristic-function windows (the work of
-one level is O(max_points·log max_points), whatever the counts). The loss tails are cut where the
-P-mass beyond is ``tail_mass``/(4·steps) per leaf and side; ``tail_mass`` defaults to a fixed
-fraction of δ (:data:`TAIL_FRACTION`) for ε queries.
+The leaf grid spacing h (``discretization``) defaults to the h whose splits give the optimistic
+bound the settings' target relative gap (:data:`DEFAULT_SETTINGS`, :data:`FAST_SETTINGS`;
+:func:`_grid`, :func:`_variance_target`: V ≈ gap·ε/(KAPPA·hazard) with ε and the hazard estimated
+from the RDP plan and the Gaussian approximation of the composed loss), so h follows δ, the
+schedule and the sampling rate; an ε query whose measured gap still exceeds :data:`GAP_LIMIT`
+times the target is redone once on a finer grid (δ queries likewise, in ε terms).
+``max_points`` bounds the characteristic-function windows (the work of one level is
+O(max_points·log max_points), whatever the counts). The loss tails are cut where the P-mass
+beyond is ``tail_mass``/(4·steps) per leaf and side; ``tail_mass`` defaults to a fixed fraction
+of δ (:data:`TAIL_FRACTION`) for ε queries, :data:`DEFAULT_TAIL_MASS` for δ queries.
 """
 
 from __future__ import annotations

@@ -23,9 +23,13 @@ Parseval turns the frequency-domain ℓ2 errors into ℓ2 errors of the N output
 ℓ1 ≤ √N·ℓ2. Errors already in the parts grow k-fold (‖a^{*k} − b^{*k}‖₁ ≤ k‖a − b‖₁·max(‖a‖₁, ‖b‖₁)^{k−1}).
 
 :func:`compose_counts` composes any counts with bounded work: when the whole composition does not
-fit in ``max_points``, blocks of m steps are composed on the fine grid, coarsened by F = 2^j with
-F² ≤ m (:meth:`~dpcore.pld.pmf.GridPld.coarsen`: the block's split adds as much variance as its m
-leaf splits), and the blocks composed at the next level — O(log k) levels of bounded size.
+fit in ``max_points``, blocks of m steps are composed on the fine grid, coarsened by the largest
+F = 2^j whose splits add at most half the remaining split-variance budget (the leaves' own, so
+the optimistic bound's gap at most doubles) and keep 2·F·h·θ ≤ :data:`MAX_TILT_STEP`
+(:meth:`~dpcore.pld.pmf.GridPld.coarsen`), and the blocks composed at the next level —
+O(log k) levels of bounded size, at most :data:`MAX_LEVELS`. Window ends whose tilted mass is
+below the aliasing budget are cut (their mass to ``err``); compositions of at most
+:data:`DIRECT_LENGTH` points are convolved directly, with relative instead of absolute error.
 """
 
 from __future__ import annotations

@@ -136,8 +136,8 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, grid: np.ndarray, h:
     width = xt - xs
     keep = width > 0
     k_lo, k_hi = grid[:-1][keep], grid[1:][keep]
+    shrink = _shrink(piece, xe, width)[keep]
     xs, width = xs[keep], width[keep]
-    shrink = _shrink(piece, xs + 0.5 * width)
     panels = np.maximum(1, np.ceil(width * 2.0**shrink / (_PANEL * piece.scale))).astype(np.int64)
     owner = np.repeat(np.arange(k_lo.size), panels)
     first = np.repeat(np.cumsum(panels) - panels, panels)
@@ -171,16 +171,16 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, grid: np.ndarray, h:
     return k_lo, k_hi, mass, up, ext_bin, quad_mass, quad_up
 
 
-def _shrink(piece: Piece, x: np.ndarray) -> np.ndarray:
-    """Per bin centre x, the least j ≤ :data:`_MAX_SHRINK` with growth·radius ≤ :data:`_GROWTH`
-    for radius = :data:`_RADIUS`·scale/2^j, growth = max |d log p/dx|, |d log q/dx| at x (central
-    differences; 0 where a density vanishes). Only the panels' size depends on it: the
-    quadrature bound holds for any."""
-    step = 1e-3 * piece.scale
+def _shrink(piece: Piece, edges: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """Per bin (between consecutive x ``edges``, ``width`` apart), the least j ≤ :data:`_MAX_SHRINK`
+    with growth·radius ≤ :data:`_GROWTH` for radius = :data:`_RADIUS`·scale/2^j, growth the larger
+    secant slope of log p and log q over the bin (the slope at its middle for a Gaussian; 0 where a
+    density vanishes). Only the panels' size depends on it: the quadrature bound holds for any."""
     with np.errstate(all="ignore"):
-        g = np.zeros(x.shape)
+        g = np.zeros(width.shape)
         for pdf in (piece.pdf_p, piece.pdf_q):
-            slope = np.abs(np.log(pdf(x + step)) - np.log(pdf(x - step))) / (2.0 * step)
+            log_d = np.log(pdf(edges))
+            slope = np.abs(np.diff(log_d)) / width
             g = np.maximum(g, np.nan_to_num(slope, nan=0.0, posinf=0.0))
         need = np.ceil(np.log2(np.maximum(g * _RADIUS * piece.scale / _GROWTH, 1.0)))
     return np.clip(need, 0, _MAX_SHRINK).astype(np.int64)
