@@ -48,7 +48,7 @@ from typing import Optional, Tuple
 import numpy as np
 from scipy import fft as sfft
 
-__all__ = ["GridPld", "fft_gamma", "hoeffding_shift", "log_split_factor", "split_variance"]
+__all__ = ["GridPld", "fft_gamma", "log_split_factor", "split_variance"]
 
 _U = 2.0**-53
 #: log of the smallest tilted mass kept as a normal float (smaller ones are moved, never dropped)
@@ -60,16 +60,6 @@ def fft_gamma(n: int) -> float:
     η = 8u: pocketfft's twiddles are accurate to about one ulp; its radix-4 passes are pairs of
     radix-2 stages whose inner twiddles ±1, ±i are exact)."""
     return math.log2(max(n, 2)) * 8.0 * _U
-
-
-def hoeffding_shift(spread: float, eta: float) -> float:
-    """Shift c with P(Σ splitting moves > c) ≤ η, for splits whose squared widths sum to ``spread``.
-
-    Each split moves a loss by D in a window of width w with E[e^{−D} | past] = 1, hence
-    0 ≤ E[D | past] ≤ w²/8 (Jensen; Hoeffding's lemma); the centred sum exceeds
-    sqrt(spread·ln(1/η)/2) with probability at most η (Azuma–Hoeffding, Hoeffding 1963 Thm 2).
-    """
-    return spread / 8.0 + math.sqrt(spread * math.log(1.0 / eta) / 2.0)
 
 
 def split_variance(width: float) -> float:
