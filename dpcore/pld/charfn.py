@@ -272,14 +272,7 @@ def _assemble(parts: Sequence[_Part], a: int, n: int, log_up: float, log_low: fl
     shift = (a - base) % n
     if shift:
         c = np.concatenate((c[shift:], c[:shift]))
-    # the parts' own errors grow k-fold: k·e·(the parts' exact totals)^{k−1}
-    log_totals = sum(q.count * math.log(q.total + q.pld.err) for q in parts)
-    err = moved = bias = 0.0
-    for p in parts:
-        scale = p.count * math.exp(log_totals - math.log(p.total + p.pld.err))
-        err += scale * p.pld.err
-        moved += scale * p.pld.moved
-        bias += scale * p.pld.bias
+    err, moved, bias = _grown_errors(parts)
     err += fft_l1 + 2.0 * math.exp(log_up)
     moved += math.exp(log_low)
     bias += fold_bias
@@ -362,6 +355,14 @@ def _direct(parts: Sequence[_Part], budget: float) -> Optional[GridPld]:
             return None
     factor *= 1.0 + 4.0 * _U
     c = out * factor
+    err, moved, bias = _grown_errors(parts)
+    bias += 2.0 * (factor - 1.0) * _sum_up(c)
+    return _combined(parts, start, c, err, moved, bias).normalized()
+
+
+def _grown_errors(parts: Sequence[_Part]) -> Tuple[float, float, float]:
+    """(err, moved, bias) of the parts after composing them: each part's own terms grow k-fold,
+    k·e·(the parts' exact totals)^{k−1} (‖a^{*k} − b^{*k}‖₁ ≤ k‖a − b‖₁·max(‖a‖₁, ‖b‖₁)^{k−1})."""
     log_totals = sum(q.count * math.log(q.total + q.pld.err) for q in parts)
     err = moved = bias = 0.0
     for p in parts:
@@ -369,8 +370,7 @@ def _direct(parts: Sequence[_Part], budget: float) -> Optional[GridPld]:
         err += scale * p.pld.err
         moved += scale * p.pld.moved
         bias += scale * p.pld.bias
-    bias += 2.0 * (factor - 1.0) * _sum_up(c)
-    return _combined(parts, start, c, err, moved, bias).normalized()
+    return err, moved, bias
 
 
 def _combined(parts: Sequence[_Part], start: int, c: np.ndarray, err: float, moved: float, bias: float) -> GridPld:

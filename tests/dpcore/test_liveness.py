@@ -34,17 +34,9 @@ LEAVES = {
 
 
 @pytest.fixture
-def windows(monkeypatch):
+def windows(call_counter):
     """Counts the characteristic-function windows composed (the PLD's unit of work)."""
-    calls = {"n": 0}
-    real = charfn._assemble
-
-    def counted(*args, **kw):
-        calls["n"] += 1
-        return real(*args, **kw)
-
-    monkeypatch.setattr(charfn, "_assemble", counted)
-    return calls
+    return call_counter(charfn, "_assemble")
 
 
 @pytest.mark.parametrize("leaf", sorted(LEAVES))

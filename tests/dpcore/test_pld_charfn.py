@@ -88,22 +88,15 @@ def test_direct_path_has_no_absolute_error_floor():
     assert lo <= exact <= up <= exact * (1 + 1e-9)
 
 
-def test_levels_bracket_the_analytic_gaussian(monkeypatch):
+def test_levels_bracket_the_analytic_gaussian(monkeypatch, call_counter):
     """PoissonSampledEvent at q = 1 is the bare Gaussian pair but is not merged: 20 000 leaf instances
     composed through several characteristic-function levels (short windows force them)."""
-    calls = {"levels": 0}
-    real = charfn._next_level
-
-    def counted(*args, **kw):
-        calls["levels"] += 1
-        return real(*args, **kw)
-
-    monkeypatch.setattr(charfn, "_next_level", counted)
+    levels = call_counter(charfn, "_next_level")
     monkeypatch.setattr(charfn, "DIRECT_POINTS", 1 << 10)
     steps, sigma, delta = 20_000, 140.0, 1e-6
     event = SelfComposedEvent(PoissonSampledEvent(GaussianEvent(sigma), 1.0), steps)
     lo, up = pld_epsilon(event, delta, max_points=1 << 12).details["bounds"]
-    assert calls["levels"] >= 2
+    assert levels["n"] >= 2
     mu = math.sqrt(steps) / sigma
     gauss = lambda e: ndtr(-e / mu + mu / 2) - math.exp(e) * ndtr(-e / mu - mu / 2)  # noqa: E731
     assert gauss(up) <= delta <= gauss(lo)
