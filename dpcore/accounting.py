@@ -28,13 +28,17 @@
     float-error and truncation term added to δ: a certified upper bound plus an optimistic lower
     bound in ``details["bounds"]``. See :mod:`dpcore.pld`.
 ``"auto"`` (the default)
-    Every accountant above that supports the event; the smallest ε (each is a valid upper bound).
-    The PLD accountant runs here on a coarser grid (:func:`dpcore.pld.pld_epsilon` ``fast=True``).
-    ``details["auto"]`` of the result says what was tried: ``"chosen"``, ``"bounds"`` (name → the
-    ε / δ of each accountant that gave one), ``"unsupported"`` (name → why it refused the event)
-    and ``"failed"`` (name → the ``ArithmeticError`` of an accountant whose numerics failed; such
-    an accountant is skipped with an :class:`AccountantFailureWarning`, so that a numerical bug in
-    one accountant is never hidden by the others).
+    Every accountant above that supports the event; the smallest ε (each is a valid upper bound),
+    never above any of them at its default settings. The PLD runs first on a coarser grid
+    (:func:`dpcore.pld.pld_epsilon` ``fast=True``), then at its default settings unless the fast
+    run's *lower* bound already shows it cannot win; ``"moments"`` is not run (its bound is the
+    Mironov conversion of integer-order RDP, never below ``"rdp"``'s). ``details["auto"]`` of the
+    result says what was done: ``"chosen"``, ``"bounds"`` (name → the ε / δ of each accountant that
+    gave one), ``"unsupported"`` (name → why it refused the event), ``"failed"`` (name → the
+    ``ArithmeticError`` of an accountant whose numerics failed; such an accountant is skipped with
+    an :class:`AccountantFailureWarning`, so that a numerical bug in one accountant is never hidden
+    by the others), ``"skipped"`` (name → why it was not run) and ``"pld"`` (the fast and default
+    runs' bounds).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from ._validation import check_choice, check_delta, check_nonnegative, check_rdp_only_options
 from .events import (
     ApproxDpEvent,
+    check_count,
     ComposedEvent,
     GaussianEvent,
     LaplaceEvent,
@@ -88,6 +93,7 @@ def _flatten(event: PrivacyEvent, leaf: Callable[[PrivacyEvent], Optional[tuple]
 
     def walk(e: PrivacyEvent, mult: int) -> None:
         if isinstance(e, SelfComposedEvent):
+            check_count("count", mult * e.count)  # nested counts multiply
             walk(e.event, mult * e.count)
         elif isinstance(e, ComposedEvent):
             for child in e.events:
@@ -198,8 +204,14 @@ def _analytic_gaussian_delta(event: PrivacyEvent, epsilon: float) -> PrivacyResu
     )
 
 
+def _no_finite_epsilon(event: PrivacyEvent, delta: float, why: str) -> PrivacyResult:
+    """ε = ∞: no finite ε holds at this δ by the composition theorem used (``why`` says which floor)."""
+    return PrivacyResult(math.inf, delta, event.relation, "composition", f"no finite epsilon: {why}",
+                         precision="exact")
+
+
 def _composition_epsilon(event: PrivacyEvent, delta: float) -> PrivacyResult:
-    from .composition import basic_composition, optimal_composition_epsilon
+    from .composition import _kov_floor, basic_composition, optimal_composition_epsilon
 
     parts = _flatten(event, _dp_leaf, "composition")
     if not parts:
@@ -208,8 +220,11 @@ def _composition_epsilon(event: PrivacyEvent, delta: float) -> PrivacyResult:
         (eps_i, delta_i), count = parts[0]
         if count == 1:
             if delta_i > delta:
-                raise ValueError(f"delta must be >= the mechanism's own delta {delta_i}; got {delta}")
+                return _no_finite_epsilon(event, delta, f"delta={delta} is below the mechanism's own delta {delta_i}")
             return PrivacyResult(eps_i, delta, event.relation, "composition", "single (epsilon, delta) mechanism")
+        if not delta > _kov_floor(delta_i, count):
+            return _no_finite_epsilon(event, delta, f"delta={delta} is at or below 1 - (1 - {delta_i})^{count}, "
+                                                    "the least delta the k-fold composition reaches (KOV15)")
         eps = optimal_composition_epsilon(eps_i, delta_i, count, delta)
         return PrivacyResult(eps, delta, event.relation, "composition", "optimal composition (Kairouz, Oh, Viswanath 2015, Thm 3.3)",
                              details={"count": count})
@@ -217,9 +232,8 @@ def _composition_epsilon(event: PrivacyEvent, delta: float) -> PrivacyResult:
         [k[0] * c for k, c in parts], [k[1] * c for k, c in parts]
     )
     if delta_sum > delta:
-        raise ValueError(
-            f"delta must be >= the sum of the parts' deltas ({delta_sum}) for basic composition; got {delta}"
-        )
+        return _no_finite_epsilon(event, delta, f"delta={delta} is below the sum of the parts' deltas ({delta_sum}), "
+                                                "the least basic composition certifies")
     return PrivacyResult(eps_sum, delta, event.relation, "composition", "basic composition (heterogeneous parts)")
 
 
@@ -352,21 +366,30 @@ def _pld_delta(event: PrivacyEvent, epsilon: float, fast: bool) -> PrivacyResult
     return pld_delta(event, epsilon, fast=fast)
 
 
-def _smallest(runners: Dict[str, Callable[[], PrivacyResult]], key: Callable[[PrivacyResult], float]) -> PrivacyResult:
+def _smallest(runners: Dict[str, Callable[[], PrivacyResult]], key: Callable[[PrivacyResult], float],
+              refine_pld: Optional[Callable[[], PrivacyResult]] = None,
+              skipped: Optional[Dict[str, str]] = None) -> PrivacyResult:
     """``accountant="auto"``: run every accountant that supports the event; the best valid bound.
 
-    An accountant whose numerics fail at extreme parameters (``ArithmeticError`` other than
-    :class:`~dpcore.result.CertificationError`, which always propagates) gives no bound and is
-    skipped, with an :class:`AccountantFailureWarning`; the error is re-raised if no accountant
-    gives a bound. The returned result records in ``details["auto"]`` the chosen accountant, every
-    bound obtained, and every accountant that refused the event or failed, with the reason."""
+    ``runners["pld"]`` is the ``fast`` PLD. ``refine_pld`` runs the PLD at its default settings; it is
+    run unless the fast PLD's *lower* bound (``details["bounds"][0]``, a bound on the exact ε or δ of
+    the same dominating pairs) is already ≥ the best other bound — then no upper bound of those pairs,
+    the default-settings PLD's included, can be smaller. So the result is never above any included
+    accountant's result at its own default settings. An accountant whose numerics fail at extreme
+    parameters (``ArithmeticError`` other than :class:`~dpcore.result.CertificationError`, which
+    always propagates) gives no bound and is skipped, with an :class:`AccountantFailureWarning`; the
+    error is re-raised if no accountant gives a bound. ``details["auto"]`` records the chosen
+    accountant, every bound obtained, the accountants that refused the event or failed (with the
+    reason) and those not run (``"skipped"``, with the reason)."""
     results: Dict[str, PrivacyResult] = {}
     unsupported: Dict[str, str] = {}
     failed: Dict[str, str] = {}
     failures: List[ArithmeticError] = []
-    for name, run in runners.items():
+    skipped = dict(skipped or {})
+
+    def attempt(name: str, run: Callable[[], PrivacyResult]) -> Optional[PrivacyResult]:
         try:
-            results[name] = run()
+            return run()
         except UnsupportedEventError as exc:
             unsupported[name] = str(exc)
         except CertificationError:
@@ -374,6 +397,29 @@ def _smallest(runners: Dict[str, Callable[[], PrivacyResult]], key: Callable[[Pr
         except ArithmeticError as exc:
             failed[name] = f"{type(exc).__name__}: {exc}"
             failures.append(exc)
+        return None
+
+    for name, run in runners.items():
+        result = attempt(name, run)
+        if result is not None:
+            results[name] = result
+    pld = {}
+    if "pld" in results and refine_pld is not None:
+        fast = results["pld"]
+        others = {n: key(r) for n, r in results.items() if n != "pld"}
+        best = min(others, key=others.get) if others else None
+        floor = fast.details["bounds"][0]
+        pld["fast"] = {"bounds": list(fast.details["bounds"]), "settings": "fast"}
+        if best is not None and floor >= others[best]:
+            skipped["pld (default settings)"] = (
+                f"not needed: the fast PLD's lower bound {floor!r} is already ≥ the {best!r} bound {others[best]!r}, "
+                "so no upper bound of the same dominating pairs (the default-settings PLD's included) is smaller")
+        else:
+            default = attempt("pld (default settings)", refine_pld)
+            if default is not None:
+                pld["default"] = {"bounds": list(default.details["bounds"]), "settings": "default"}
+                if key(default) <= key(fast):
+                    results["pld"] = default
     if not results:
         if failures:
             raise failures[0]
@@ -387,8 +433,16 @@ def _smallest(runners: Dict[str, Callable[[], PrivacyResult]], key: Callable[[Pr
             AccountantFailureWarning, stacklevel=3)
     details = dict(results[chosen].details)
     details["auto"] = {"chosen": chosen, "bounds": {n: key(r) for n, r in results.items()},
-                       "unsupported": unsupported, "failed": failed}
+                       "unsupported": unsupported, "failed": failed, "skipped": skipped}
+    if pld:
+        details["auto"]["pld"] = pld
     return dataclasses.replace(results[chosen], details=details)
+
+
+#: why ``accountant="auto"`` does not run the moments accountant
+MOMENTS_SKIPPED = ("not run: its log moments are λ·D_{λ+1}, the integer-order RDP curve, and its ε the Mironov "
+                   "conversion of it; the 'rdp' accountant evaluates those orders (2 … 33 are in its grid) with that "
+                   "conversion and more, so its bound is never larger")
 
 
 # ----------------------------------------------------------------------------- public API
@@ -458,8 +512,9 @@ def get_epsilon(
     }
     if accountant != "auto":
         return runners[accountant]()
-    del runners["moments"]  # its log moments are the integer-order RDP route: never better than "rdp"
-    return _smallest(runners, key=lambda r: r.epsilon)
+    del runners["moments"]
+    return _smallest(runners, key=lambda r: r.epsilon, refine_pld=lambda: _pld_epsilon(event, delta, certify, False),
+                     skipped={"moments": MOMENTS_SKIPPED})
 
 
 def get_delta(
@@ -508,4 +563,4 @@ def get_delta(
     }
     if accountant != "auto":
         return runners[accountant]()
-    return _smallest(runners, key=lambda r: r.delta)
+    return _smallest(runners, key=lambda r: r.delta, refine_pld=lambda: _pld_delta(event, eps, False))

@@ -12,6 +12,14 @@ is instead solved by a safeguarded secant in (log value, log ε), where ε is ne
 ``fast`` PLD locates the root cheaply and the requested accountant finishes it to
 :data:`LOG_TOLERANCE` in a few full evaluations (:func:`_calibrate_log_secant`). The guarantee is
 the same: the returned value's own evaluation with the requested accountant meets the target.
+
+**The contract.** The ε a calibration returns (``result.privacy``, what ``dpcore calibrate``
+prints) is the evaluation of the returned value itself — same accountant, same settings and grid,
+certified when ``certify=True`` — and it is ≤ the target, always (it is re-checked; a value whose
+evaluation misses the target is never returned). The search stops within its tolerance of the
+least value meeting the target; the PLD's ε is not exactly monotone in the parameter below its
+grid's resolution (~1e-6 relative), so a target met only within that resolution is met by the
+returned value, whose ε may then be a little below the target rather than equal to it.
 """
 
 from __future__ import annotations
@@ -69,6 +77,7 @@ def calibrate(
     integer: bool = False,
     rtol: float = 1e-12,
     max_expansions: int = 200,
+    certify: bool = False,
 ) -> CalibrationResult:
     """Solve ``get_epsilon(event_fn(v), delta).epsilon = target_epsilon`` for ``v`` on the safe side.
 
@@ -98,11 +107,15 @@ def calibrate(
         ``"auto"`` (log-secant solver, ``max_expansions`` replaced by :data:`MAX_EVALUATIONS`) it
         applies in log(value) where the bound comes from a smooth accountant, and
         :data:`LOG_TOLERANCE` where it comes from the PLD.
+    certify : bool
+        Evaluate the returned value with ``certify=True`` (:func:`dpcore.get_epsilon`); that
+        certified evaluation is the returned ``privacy`` and is re-checked against the target.
 
     Returns
     -------
     CalibrationResult
-        ``value`` with ``privacy.epsilon ≤ target_epsilon`` (re-checked).
+        ``value`` with ``privacy.epsilon ≤ target_epsilon`` (re-checked; ``privacy`` is the
+        evaluation of ``value`` itself, module docstring).
 
     Raises
     ------
@@ -122,7 +135,8 @@ def calibrate(
 
         with memoised():  # "auto" re-runs the fast PLD at the points the proxy visited
             return _calibrate_log_secant(event_fn, parameter, target, delta, lower=lower, upper=upper,
-                                         increasing=increasing, bounds=bounds, accountant=accountant, rtol=rtol)
+                                         increasing=increasing, bounds=bounds, accountant=accountant, rtol=rtol,
+                                         certify=certify)
     evaluations = 0
 
     def eps(v: float) -> float:
@@ -158,7 +172,8 @@ def calibrate(
         nxt = expand(unsafe_end, not safe_toward_low)
         if nxt == unsafe_end:
             # The whole domain on that side meets the target: the domain limit is the answer.
-            return _result(parameter, unsafe_end, target, delta, event_fn, accountant, evaluations, (lower, upper))
+            return _result(parameter, unsafe_end, target, delta, event_fn, accountant, evaluations, (lower, upper),
+                           certify)
         safe_end, unsafe_end = unsafe_end, nxt
     else:
         raise ValueError(f"could not bracket the target for {parameter} within {bounds}")
@@ -169,7 +184,7 @@ def calibrate(
         root = brentq(lambda v: eps(v) - target, min(safe_end, unsafe_end), max(safe_end, unsafe_end),
                       rtol=rtol, xtol=1e-300, maxiter=200)
         value = _move_to_safe_side(eps, root, safe_end, target, rtol)
-    return _result(parameter, value, target, delta, event_fn, accountant, evaluations, (lower, upper))
+    return _result(parameter, value, target, delta, event_fn, accountant, evaluations, (lower, upper), certify)
 
 
 #: accountants whose ε evaluation is expensive (PLD FFTs): calibrated by :func:`_calibrate_log_secant`
@@ -185,7 +200,7 @@ MAX_EVALUATIONS = 60
 
 def _calibrate_log_secant(event_fn: Callable[[float], PrivacyEvent], parameter: str, target: float, delta: float,
                           *, lower: float, upper: float, increasing: bool, bounds: Tuple[float, float],
-                          accountant: str, rtol: float) -> CalibrationResult:
+                          accountant: str, rtol: float, certify: bool = False) -> CalibrationResult:
     """Continuous calibration for expensive accountants: secant in (log value, log ε), two stages.
 
     1. A cheap *proxy* — the ``fast`` PLD upper bound (:func:`dpcore.pld.pld_epsilon`), a coarser
@@ -246,9 +261,8 @@ def _calibrate_log_secant(event_fn: Callable[[float], PrivacyEvent], parameter: 
     if results[value(y)].accountant != "pld" and rtol < LOG_TOLERANCE:
         y, _ = _log_secant(target_excess, y, slope, ylo, yhi, rtol, parameter)
     v = value(y)
-    privacy = results[v]
-    if not privacy.epsilon <= target:  # the re-check that makes the guarantee
-        raise ArithmeticError(f"calibration result {parameter}={v} gives epsilon={privacy.epsilon} > {target}")
+    privacy = _checked(get_epsilon(event_fn(v), delta, accountant=accountant, certify=True) if certify else results[v],
+                       parameter, v, target)
     return CalibrationResult(
         parameter=parameter, value=v, target_epsilon=target, target_delta=delta, privacy=privacy,
         iterations=counts["target"] + counts["proxy"], bracket=(lower, upper),
@@ -355,10 +369,17 @@ def _move_to_safe_side(eps: Callable[[float], float], root: float, safe: float, 
         step *= 4
 
 
-def _result(parameter, value, target, delta, event_fn, accountant, evaluations, bracket) -> CalibrationResult:
-    privacy = get_epsilon(event_fn(value), delta, accountant=accountant)
-    if not privacy.epsilon <= target:  # the re-check that makes the guarantee
+def _checked(privacy: PrivacyResult, parameter: str, value: float, target: float) -> PrivacyResult:
+    """``privacy`` if its ε meets the target — the re-check that makes the guarantee."""
+    if not privacy.epsilon <= target:
         raise ArithmeticError(f"calibration result {parameter}={value} gives epsilon={privacy.epsilon} > {target}")
+    return privacy
+
+
+def _result(parameter, value, target, delta, event_fn, accountant, evaluations, bracket,
+            certify: bool = False) -> CalibrationResult:
+    privacy = _checked(get_epsilon(event_fn(value), delta, accountant=accountant, certify=certify),
+                       parameter, value, target)
     return CalibrationResult(
         parameter=parameter, value=value, target_epsilon=target, target_delta=delta,
         privacy=privacy, iterations=evaluations, bracket=bracket,
@@ -427,18 +448,20 @@ def calibrate_noise_multiplier(
     dataset_size: Optional[int] = None,
     relation: Optional[str] = None,
     accountant: str = "auto",
+    certify: bool = False,
 ) -> CalibrationResult:
     """Least noise multiplier σ/Δ₂ such that ``steps`` (subsampled) Gaussian steps are (ε, δ)-DP.
 
-    See :func:`subsampled_gaussian_event` for the parameters. ``accountant`` as in
-    :func:`dpcore.get_epsilon`. σ is searched in [:data:`MIN_NOISE_MULTIPLIER`, 1e8]: a target
-    met by the whole range returns the floor; ``ValueError`` if even 1e8 misses it.
+    See :func:`subsampled_gaussian_event` for the parameters. ``accountant`` and ``certify`` as in
+    :func:`dpcore.get_epsilon` (the returned ``privacy`` is the evaluation of the returned σ with
+    them, ≤ the target: :func:`calibrate`). σ is searched in [:data:`MIN_NOISE_MULTIPLIER`, 1e8]:
+    a target met by the whole range returns the floor; ``ValueError`` if even 1e8 misses it.
     """
     event_fn = lambda s: subsampled_gaussian_event(  # noqa: E731
         s, sampling_rate, steps, sampling=sampling, dataset_size=dataset_size, relation=relation)
     event_fn(1.0)  # validate the fixed arguments before searching
     return calibrate(event_fn, "noise_multiplier", target_epsilon, delta, lower=0.5, upper=2.0,
-                     increasing=False, bounds=(MIN_NOISE_MULTIPLIER, 1e8), accountant=accountant)
+                     increasing=False, bounds=(MIN_NOISE_MULTIPLIER, 1e8), accountant=accountant, certify=certify)
 
 
 def calibrate_steps(
@@ -452,14 +475,16 @@ def calibrate_steps(
     relation: Optional[str] = None,
     accountant: str = "auto",
     max_steps: int = 10**9,
+    certify: bool = False,
 ) -> CalibrationResult:
-    """Largest number of steps T ≤ ``max_steps`` such that the run is (ε, δ)-DP."""
+    """Largest number of steps T ≤ ``max_steps`` such that the run is (ε, δ)-DP (``certify`` as in
+    :func:`calibrate_noise_multiplier`)."""
     event_fn = lambda t: subsampled_gaussian_event(  # noqa: E731
         noise_multiplier, sampling_rate, int(t), sampling=sampling, dataset_size=dataset_size, relation=relation)
     event_fn(1)
     max_steps = check_positive_int("max_steps", max_steps, minimum=2)
     return calibrate(event_fn, "steps", target_epsilon, delta, lower=1, upper=2, increasing=True,
-                     bounds=(1, max_steps), accountant=accountant, integer=True)
+                     bounds=(1, max_steps), accountant=accountant, integer=True, certify=certify)
 
 
 def calibrate_sampling_rate(
@@ -470,10 +495,12 @@ def calibrate_sampling_rate(
     steps: int,
     relation: Optional[str] = None,
     accountant: str = "auto",
+    certify: bool = False,
 ) -> CalibrationResult:
-    """Largest Poisson sampling rate q ∈ (0, 1] such that ``steps`` subsampled Gaussian steps are (ε, δ)-DP."""
+    """Largest Poisson sampling rate q ∈ (0, 1] such that ``steps`` subsampled Gaussian steps are (ε, δ)-DP
+    (``certify`` as in :func:`calibrate_noise_multiplier`)."""
     event_fn = lambda q: subsampled_gaussian_event(  # noqa: E731
         noise_multiplier, q, steps, sampling="poisson", relation=relation)
     event_fn(0.5)
     return calibrate(event_fn, "sampling_rate", target_epsilon, delta, lower=1e-4, upper=1e-2, increasing=True,
-                     bounds=(1e-12, 1.0), accountant=accountant)
+                     bounds=(1e-12, 1.0), accountant=accountant, certify=certify)

@@ -511,19 +511,14 @@ def _calibrate_subsampled_gaussian(args: argparse.Namespace) -> Tuple[str, Dict[
     if tuning_requested(args):  # the budget split between tuning runs and their selection (dpcore.selection_cli)
         with stages(args).stage("calibrating the noise multiplier of each tuning run"):
             return "Noise calibration with tuning", calibrate_tuned(args, sampling, args.accountant or "rdp", certify)
+    # the printed ε is the returned σ's own (certified) evaluation under the same accountant and grid
     with stages(args).stage(f"calibrating the noise multiplier ({accountant} accountant)"):
         cal = calibrate_noise_multiplier(
             args.epsilon, args.delta, sampling_rate=args.sampling_rate, steps=args.steps,
             sampling=sampling, dataset_size=args.dataset_size, relation=args.relation,
-            accountant=accountant,
+            accountant=accountant, certify=certify,
         )
     privacy = cal.privacy
-    if certify and privacy.accountant in ("rdp", "pld"):
-        with stages(args).stage(f"certifying the {privacy.accountant} epsilon in high precision"):
-            privacy = get_epsilon(
-                subsampled_gaussian_event(cal.value, args.sampling_rate, args.steps, sampling=sampling,
-                                          dataset_size=args.dataset_size, relation=args.relation),
-                args.delta, accountant=privacy.accountant, certify=True)
     record = {"noise_multiplier": cal.value, "target_epsilon": args.epsilon, **_privacy_record(privacy),
               "evaluations": cal.iterations}
     if privacy.certified:

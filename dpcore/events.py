@@ -329,16 +329,31 @@ class SampledWithoutReplacementEvent(_WrapperEvent):
         return self.batch_size / self.dataset_size
 
 
+#: Largest count of a :class:`SelfComposedEvent` (and of the product of nested counts, checked by the
+#: accountants): 10³⁰ repetitions, far beyond any training run, keep every accountant's arithmetic
+#: in float64 range; a larger count is refused naming ``count``.
+MAX_COUNT = 10**30
+
+
+def check_count(name: str, value: object) -> int:
+    """``value`` as an int in [1, :data:`MAX_COUNT`], else ``ValueError`` naming ``name`` and the range."""
+    count = check_positive_int(name, value)
+    if count > MAX_COUNT:
+        raise ValueError(f"{name} must be an integer in [1, 1e30] (compositions beyond that are outside every "
+                         f"accountant's float range); got {count}")
+    return count
+
+
 @dataclass(frozen=True)
 class SelfComposedEvent(_WrapperEvent):
-    """``count`` adaptive repetitions of ``event``."""
+    """``count`` adaptive repetitions of ``event`` (1 ≤ count ≤ :data:`MAX_COUNT`)."""
 
     event: PrivacyEvent
     count: int
 
     def __init__(self, event: PrivacyEvent, count: int) -> None:
         object.__setattr__(self, "event", _checked_event(event))
-        object.__setattr__(self, "count", check_positive_int("count", count))
+        object.__setattr__(self, "count", check_count("count", count))
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from .events import (
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
     ShuffledBatchesEvent,
+    check_count,
     ShuffledEvent,
     UnsupportedEventError,
 )
@@ -113,6 +114,15 @@ def _nondecreasing(alpha: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _check_counts(event: PrivacyEvent, mult: int = 1) -> None:
+    """Refuse (``ValueError`` naming count) nested compositions whose product of counts exceeds
+    :data:`dpcore.events.MAX_COUNT`."""
+    if isinstance(event, SelfComposedEvent):
+        mult = check_count("count", mult * event.count)
+    for child in event.children():
+        _check_counts(child, mult)
+
+
 def _walk(event: PrivacyEvent, alpha: np.ndarray, dps: Optional[int], precisions: Set[str]) -> np.ndarray:
     """RDP curve of ``event`` at ``alpha``, made non-increasing towards α → 1 (:func:`_nondecreasing`)."""
     return _nondecreasing(alpha, _node(event, alpha, dps, precisions))
@@ -169,7 +179,7 @@ def _node(event: PrivacyEvent, alpha: np.ndarray, dps: Optional[int], precisions
             base_pure_epsilon=_pure_epsilon_of(inner),
         )
     if isinstance(event, SelfComposedEvent):
-        return mul_up(event.count, _walk(event.event, alpha, dps, precisions))
+        return mul_up(event.count, _walk(event.event, alpha, dps, precisions))  # nested products: _check_counts
     if isinstance(event, ShuffledBatchesEvent):  # one epoch: no amplification claimed (see the event)
         return _walk(event.event, alpha, dps, precisions)
     if isinstance(event, ComposedEvent):
@@ -198,6 +208,7 @@ def compute_rdp_with_precision(
     alpha = check_orders("orders", orders)
     if dps is not None:
         dps = check_positive_int("dps", dps, minimum=15)
+    _check_counts(event)
     precisions: Set[str] = set()
     values = _walk(event, alpha, dps, precisions)
     return values, _precision_label(precisions, dps)

@@ -43,10 +43,10 @@ def _leaf_models(event: PrivacyEvent):
 
     seen = {}
     parts = _parts(event)
-    for models, _ in parts:
-        for m in models:
+    for part in parts:
+        for m in part.models:
             seen[id(m)] = m
-    return list(seen.values()), (wide_bins(sum(c for _, c in parts)) if parts else None)
+    return list(seen.values()), (wide_bins(sum(part.count for part in parts)) if parts else None)
 
 
 def _leaf_shortfall(model, h: float, tail: float, dps: int, wide=None) -> float:
@@ -68,17 +68,23 @@ def _leaf_shortfall(model, h: float, tail: float, dps: int, wide=None) -> float:
 
 def _grid_delta(pld: GridPld, epsilon: float, upper: bool = False) -> float:
     """Σ p·(1 − e^{ε−ℓ}) over ℓ > ε plus the +∞ mass, by ``math.fsum``, moved by its error bound
-    (down by default, up with ``upper``)."""
+    (down by default, up with ``upper``). The untilted masses are p = m̃·exp(log_scale − θℓ)
+    (:mod:`~dpcore.pld.pmf`); each term is within u·(4 + 2|log_scale − θℓ| + 2|log_scale|) of its
+    value (3u when the exponent is 0: a leaf)."""
     ell = pld.losses()
-    above = ell > epsilon
-    terms = pld.pmf[above] * -np.expm1(epsilon - ell[above])
+    above = (ell > epsilon) & (pld.pmf > 0.0)
+    exponent = pld.log_scale - pld.theta * ell[above]
+    with np.errstate(over="ignore", under="ignore"):
+        terms = pld.pmf[above] * np.exp(np.minimum(exponent, 700.0)) * -np.expm1(epsilon - ell[above])
     total = math.fsum(terms.tolist()) + pld.inf_mass
-    slack = 4.0 * 2.0**-53 * (float(np.sum(terms)) + pld.inf_mass) + 1e-300
+    # each term: expm1 and the products within 3u; exp(x) adds 1u plus the error of x (≤ 2u·|x|)
+    rel = 2.0**-53 * (3.0 + np.where(exponent != 0.0, 1.0 + 2.0 * (np.abs(exponent) + abs(pld.log_scale)), 0.0))
+    slack = float(np.sum(terms * rel)) * (1.0 + 1e-12) + 2.0**-53 * pld.inf_mass + 1e-300
     return total + slack if upper else total - slack
 
 
 def _final_delta(pld: GridPld, epsilon: float) -> float:
-    return _grid_delta(pld, epsilon, upper=True) + pld.err
+    return _grid_delta(pld, epsilon, upper=True) + pld.error_scale(epsilon) * pld.err
 
 
 def certify_pld(event: PrivacyEvent, result: PrivacyResult, plds: List[GridPld], h: float, tail: float,

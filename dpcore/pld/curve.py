@@ -16,10 +16,10 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .._validation import check_nonnegative, check_positive, check_positive_int
+from .._validation import check_nonnegative, check_positive
 from ..events import PrivacyEvent
 from ..result import round_down, round_up
-from .accountant import DEFAULT_MAX_BULK, DEFAULT_TAIL_MASS, _parts, _refined
+from .accountant import DEFAULT_TAIL_MASS, _compose_parts, _parts, _points
 from .random_allocation import dominated_pairs, has_dominated_pairs
 
 __all__ = ["DeltaCurve", "delta_curve"]
@@ -55,7 +55,7 @@ def delta_curve(
     discretization: Optional[float] = None,
     tail_mass: Optional[float] = None,
     fast: bool = False,
-    max_bulk: int = DEFAULT_MAX_BULK,
+    max_points: Optional[int] = None,
 ) -> DeltaCurve:
     """Certified δ(ε) bounds of ``event`` at every ε of ``epsilons`` from one composition.
 
@@ -65,7 +65,7 @@ def delta_curve(
         The event tree (see :mod:`dpcore.pld.leaves` for what is supported).
     epsilons : sequence of float
         ε values ≥ 0 (nats); at least one.
-    discretization, tail_mass, fast, max_bulk
+    discretization, tail_mass, fast, max_points
         As in :func:`dpcore.pld.pld_epsilon` (``tail_mass`` default
         :data:`~dpcore.pld.DEFAULT_TAIL_MASS`).
 
@@ -79,14 +79,14 @@ def delta_curve(
     for e in eps:
         check_nonnegative("epsilons", float(e))
     tail = DEFAULT_TAIL_MASS if tail_mass is None else check_positive("tail_mass", tail_mass)
-    kw = dict(discretization=discretization, tail_mass=tail, fast=fast, precise=False, orders=None, settings=None,
-              max_bulk=check_positive_int("max_bulk", max_bulk, minimum=16))
-    # the float error is judged against the smallest δ on the curve (at the largest ε)
-    plds, h = _refined(_parts(event), None, float(np.max(eps)), None, kw)
+    kw = dict(tail_mass=tail, fast=fast, orders=None, settings=None, max_points=_points(max_points),
+              target=(None, float(np.max(eps))))
+    # the tilt is chosen for the smallest δ on the curve (at the largest ε)
+    plds, h = _compose_parts(_parts(event), discretization=discretization, **kw)
     low_plds = plds
-    if has_dominated_pairs(event):  # lower bounds from dominated pairs (random allocation)
+    if has_dominated_pairs(event):  # lower bounds from dominated pairs (random allocation), on the same grid
         with dominated_pairs():
-            low_plds, _ = _refined(_parts(event), None, float(np.max(eps)), None, kw)
+            low_plds, _ = _compose_parts(_parts(event), discretization=h, **kw)
     lower = np.zeros(eps.size)
     upper = np.zeros(eps.size)
     for i, e in enumerate(eps):

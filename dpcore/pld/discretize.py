@@ -37,7 +37,7 @@ import numpy as np
 
 from ..events import UnsupportedEventError
 from .losses import LossModel, Piece
-from .pmf import GridPld
+from .pmf import GridPld, _sum_up, log_split_factor
 
 __all__ = ["cut", "discretize", "loss_span", "MAX_GRID_POINTS", "MAX_QUADRATURE_PANELS"]
 
@@ -52,6 +52,12 @@ _PANEL = 0.25
 #: each panel uses the fewest nodes whose error factor (64/15)·ρ^{−2(n−1)}/(ρ² − 1) of
 #: :func:`_quadrature_error` is below this (8 nodes otherwise); the error bound itself is added
 _QUAD_FACTOR = 1e-20
+#: where a density grows by more than e^GROWTH over :data:`_RADIUS`·scale (far in the other
+#: distribution's tail: e^{a}·q at a large loss a), the bin's panels and their radius shrink by
+#: powers of two (at most 2^MAX_SHRINK) until it does not — the quadrature bound scales with the
+#: densities' envelope on the panel's square, e^{growth·radius} times their value at the centre
+_GROWTH = 16.0
+_MAX_SHRINK = 8
 #: P-mass outside the x-range where the split weights use extended precision (float64 beyond:
 #: the larger error term there multiplies at most this much mass)
 _EXTENDED_TAIL = 1e-9
@@ -87,7 +93,7 @@ def _search_cut(piece: Piece, side: int, tail: float) -> float:
     while mass(outer) > tail:
         inner, step = outer, 2.0 * step
         outer = inner + side * step
-    for _ in range(60):  # tighten: largest cut (in |x|-distance, smallest) with mass ≤ tail
+    for _ in range(30):  # tighten: a cut (smallest found in |x|-distance) with mass ≤ tail
         mid = 0.5 * (inner + outer)
         if mid in (inner, outer):
             break
@@ -130,8 +136,9 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, grid: np.ndarray, h:
     width = xt - xs
     keep = width > 0
     k_lo, k_hi = grid[:-1][keep], grid[1:][keep]
+    shrink = _shrink(piece, xe, width)[keep]
     xs, width = xs[keep], width[keep]
-    panels = np.maximum(1, np.ceil(width / (_PANEL * piece.scale))).astype(np.int64)
+    panels = np.maximum(1, np.ceil(width * 2.0**shrink / (_PANEL * piece.scale))).astype(np.int64)
     owner = np.repeat(np.arange(k_lo.size), panels)
     first = np.repeat(np.cumsum(panels) - panels, panels)
     pos = np.arange(owner.size) - first
@@ -141,9 +148,10 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, grid: np.ndarray, h:
     ext_bin = np.bincount(owner, weights=ext_panel, minlength=k_lo.size) > 0
     mass = np.zeros(k_lo.size)
     up = np.zeros(k_lo.size)
-    n_nodes = _node_counts(_RADIUS * piece.scale / (0.5 * pw))
+    level = shrink[owner]
+    n_nodes = _node_counts(_RADIUS * piece.scale * 2.0**-level / (0.5 * pw))
     quad_mass, quad_up = _quadrature_error(piece, p0 + 0.5 * pw, 0.5 * pw, n_nodes, k_lo[owner] * h, owner,
-                                           k_lo.size)
+                                           k_lo.size, level)
     cap = -np.expm1(-(k_hi - k_lo) * h)  # largest split weight of each bin, 1 − e^{−width}
     for n, (nodes_std, weights_std) in _RULES.items():
         sel = n_nodes == n
@@ -161,6 +169,21 @@ def _bin_piece(piece: Piece, x_left: float, x_right: float, grid: np.ndarray, h:
             mass += np.bincount(o, weights=dens.sum(axis=1), minlength=k_lo.size)
             up += np.bincount(o, weights=(dens * gain).sum(axis=1), minlength=k_lo.size)
     return k_lo, k_hi, mass, up, ext_bin, quad_mass, quad_up
+
+
+def _shrink(piece: Piece, edges: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """Per bin (between consecutive x ``edges``, ``width`` apart), the least j ≤ :data:`_MAX_SHRINK`
+    with growth·radius ≤ :data:`_GROWTH` for radius = :data:`_RADIUS`·scale/2^j, growth the larger
+    secant slope of log p and log q over the bin (the slope at its middle for a Gaussian; 0 where a
+    density vanishes). Only the panels' size depends on it: the quadrature bound holds for any."""
+    with np.errstate(all="ignore"):
+        g = np.zeros(width.shape)
+        for pdf in (piece.pdf_p, piece.pdf_q):
+            log_d = np.log(pdf(edges))
+            slope = np.abs(np.diff(log_d)) / width
+            g = np.maximum(g, np.nan_to_num(slope, nan=0.0, posinf=0.0))
+        need = np.ceil(np.log2(np.maximum(g * _RADIUS * piece.scale / _GROWTH, 1.0)))
+    return np.clip(need, 0, _MAX_SHRINK).astype(np.int64)
 
 
 def _log_factor(rho: np.ndarray, nodes) -> np.ndarray:
@@ -198,20 +221,26 @@ _THRESHOLDS = {n: _rho_threshold(n) for n in _RULES if n < 8}
 
 
 def _quadrature_error(piece: Piece, center: np.ndarray, half: np.ndarray, nodes: np.ndarray,
-                      a_low: np.ndarray, owner: np.ndarray, bins: int) -> Tuple[np.ndarray, np.ndarray]:
+                      a_low: np.ndarray, owner: np.ndarray, bins: int,
+                      level: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Per-bin bounds on the Gauss–Legendre error of P(bin) and of ∫_bin (1 − e^{a−L}) dP.
 
     On a panel [c − w, c + w] an n-node Gauss–Legendre rule integrates a function analytic inside
     the Bernstein ellipse E_ρ (foci c ± w, semi-axes w(ρ ± 1/ρ)/2) and bounded there by M with
     error at most (64/15)·M·w·ρ^{−2(n−1)}/(ρ² − 1) (Trefethen 2008, "Is Gauss quadrature better
     than Clenshaw–Curtis?", SIAM Rev. 50, Thm 4.5, whose I_n is the (n+1)-point rule; scaled from
-    [−1, 1]). With ρ = r/w, r = 2·scale,
+    [−1, 1]). With ρ = r/w, r = 2·scale/2^level (:func:`_shrink`),
     E_ρ lies in the square |Re z − c| ≤ r, |Im z| ≤ r, where :meth:`Piece.envelope` bounds the
-    densities. The split integrand p(x)(1 − e^{a−L(x)}) equals p(x) − e^{a}q(x) on the real line
-    (e^{−L} dP = dQ), so the rule's error on it is at most E_p + e^{a}E_q.
+    densities (called once per level, with a float radius). The split integrand
+    p(x)(1 − e^{a−L(x)}) equals p(x) − e^{a}q(x) on the real line (e^{−L} dP = dQ), so the rule's
+    error on it is at most E_p + e^{a}E_q.
     """
-    radius = _RADIUS * piece.scale
-    m_p, m_q = piece.envelope(center, radius)
+    level = np.zeros(center.shape, dtype=np.int64) if level is None else level
+    radius = _RADIUS * piece.scale * 2.0**-level
+    m_p, m_q = np.empty(center.shape), np.empty(center.shape)
+    for j in np.unique(level).tolist():
+        sel = level == j
+        m_p[sel], m_q[sel] = piece.envelope(center[sel], _RADIUS * piece.scale * 2.0**-j)
     with np.errstate(all="ignore"):
         log_factor = np.log(half) + _log_factor(radius / half, nodes)
         e_p = np.exp(np.log(m_p) + log_factor)
@@ -370,15 +399,29 @@ def discretize(model: LossModel, h: float, tail: float, extended: bool = True,
     pmf = np.bincount(hi_i, weights=p_hi, minlength=size) + np.bincount(lo_i, weights=p_lo, minlength=size) + extra
     pmf *= 1.0 + (float(np.max(terms)) + 2.0) * _U  # the summation's rounding, upwards
     inf_mass *= 1.0 + (_ERR_UNITS + 4.0) * _U
-    # ℓ1 distance to the exact split masses: |Δp_hi| + |Δp_lo| ≤ 4·bound per bin, plus the scalings
-    bias = 4.0 * float(np.sum(bound)) + 2.0 * float(np.sum(q_mass + q_up)) + 2.0 * (float(np.max(terms)) + _ERR_UNITS + 8.0) * _U * (float(np.sum(pmf)) + inf_mass)
+    # ℓ1 distance to the exact split masses, entry by entry: |Δp_hi| + |Δp_lo| ≤ 4·bound per bin
+    # (2·bound to each of its two points) plus the quadrature bounds, plus the scalings
+    per_bin = 2.0 * bound + (q_mass + q_up)
+    bias_entries = (np.bincount(hi_i, weights=per_bin, minlength=size) + np.bincount(lo_i, weights=per_bin, minlength=size)
+                    + 2.0 * (float(np.max(terms)) + _ERR_UNITS + 8.0) * _U * pmf) * (1.0 + 8.0 * _U)
+    inf_rounding = 2.0 * (float(np.max(terms)) + _ERR_UNITS + 8.0) * _U * inf_mass
     # P-mass of the wide bins (rounded-up masses, summed upwards) and one wide split's extra squared width
     is_wide = (k_hi_idx - k_lo_idx) > 1
     wide_mass = wide_extra = 0.0
     if np.any(is_wide):
         wide_mass = float(np.sum(m_up[is_wide])) * (1.0 + (is_wide.size + 4.0) * _U)
         wide_extra = (float(np.max((k_hi_idx - k_lo_idx)[is_wide])) ** 2 - 1.0) * h * h * (1.0 + 4.0 * _U)
+    wide_var = 0.0
+    if np.any(is_wide):
+        widest = float(np.max((k_hi_idx - k_lo_idx)[is_wide])) * h
+        wide_var = (log_split_factor(widest) - log_split_factor(h)) * (1.0 + 4.0 * _U)
     nz = np.flatnonzero(pmf)
     if nz.size:  # drop the empty ends (exact)
-        k0, pmf = k0 + int(nz[0]), pmf[int(nz[0]):int(nz[-1]) + 1]
-    return GridPld(h, k0, pmf, inf_mass, 0.0, 0.0, edge, 1, h * h, bias, wide_mass, wide_extra)
+        lo_nz, hi_nz = int(nz[0]), int(nz[-1]) + 1
+        k0, pmf, bias_entries = k0 + lo_nz, pmf[lo_nz:hi_nz], bias_entries[lo_nz:hi_nz]
+    # atoms exactly on the grid are not split (all their mass stays on their point): no move to account
+    on_grid = not plans and bool(np.all(at.loss[finite] == np.ceil(at.loss[finite] / h) * h))
+    split = 0.0 if on_grid else h
+    return GridPld(h, k0, pmf, inf_mass, 0.0, 0.0, edge, 1, split * split, _sum_up(bias_entries), wide_mass, wide_extra,
+                   log_var=log_split_factor(split), wide_extra_var=wide_var, inf_moved=inf_rounding,
+                   bias_entries=bias_entries)

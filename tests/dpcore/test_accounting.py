@@ -157,6 +157,19 @@ def test_get_delta_inverts_get_epsilon():
     assert dpcore.get_delta(event, eps).delta <= 1e-5 * (1 + 1e-6)
 
 
+@pytest.mark.parametrize("sigma,q,steps,delta", [(0.8, 0.01, 1000, 1e-9), (1.0, 1e-3, 10_000, 1e-5),
+                                                 (1.0, 1e-4, 100_000, 1e-9), (0.7, 0.2, 20, 1e-5)])
+def test_get_delta_at_get_epsilon_is_consistent(sigma, q, steps, delta):
+    # δ and ε queries choose their own grids, so δ(ε(δ)) ≤ δ holds only up to the δ query's own
+    # precision; what is certified is that its lower bound is ≤ δ (the exact δ at ε(δ) is)
+    event = SelfComposedEvent(PoissonSampledEvent(GaussianEvent(sigma), q), steps)
+    eps = dpcore.get_epsilon(event, delta, accountant="pld").epsilon
+    res = dpcore.get_delta(event, eps, accountant="pld")
+    lower, upper = res.details["bounds"]
+    assert lower <= delta
+    assert upper <= delta * (1 + res.details["relative_gap"])
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     s1=st.floats(0.6, 5.0), s2=st.floats(0.6, 5.0),

@@ -1,0 +1,184 @@
+"""The optimistic companion of the PLD accountant: a lower bound on the exact δ(ε) and ε(δ).
+
+The grid PLD D (:class:`~dpcore.pld.pmf.GridPld`) is built from the *merged* pairs — each loss bin
+of a leaf merged into one atom, a post-processing of the leaf, so their composition is dominated
+by the exact one — by connect-the-dots splits (every leaf bin, every coarsening of a composed
+block): a split moves a loss by D in a window of width w with E[e^{−D} | past] = 1. Let S be the
+merged composition's loss, Z the sum of all moves (S' = S + Z is the split composition's loss),
+v = e^{−Z} and u = e^{ε−S}. Since E[v | S] = 1,
+
+    δ_split(ε) − δ_merged(ε) = E[gap(S)],   gap(S) = E[(uv − 1)_+ | S] − (u − 1)_+
+
+(the linear part u(1 − v) has mean zero given S). Given S this is the Jensen gap of a hinge:
+
+* with Var(v | S) ≤ V = Π(1 + sinh²(w/2)) − 1 (:func:`~dpcore.pld.pmf.split_variance`), Scarf's
+  bound on E[(v − k)_+] over laws of given mean and variance (Scarf 1958; it is attained) gives
+  gap ≤ ½(√(V·Y² + (1 − Y)²) − |1 − Y|) with Y = u;
+* each move has range w and conditional mean in [0, w²/8] (Jensen; Hoeffding's lemma), so
+  E[e^{−aZ} | S] ≤ e^{a²W/8} with W = Σw²: for S > ε, gap ≤ u^a·E[v^a] ≤ e^{−2x²/W}
+  (x = S − ε, a = 4x/W ≥ 1; e^{−x+W/8} below that); for S < ε, gap ≤ P(Z > −x | S) ≤
+  e^{−2(−x − W/8)²/W} (Azuma–Hoeffding).
+
+Call g the least of these (and 1). Only S' is known, so g is widened: with m₂ ≥ E[Z² | S]
+((√(W/4) + W/8)², a martingale with drift ≤ W/8) and r = ρ√m₂, Chebyshev gives
+P(|Z| ≤ r | S) ≥ 1 − 1/ρ², hence for ĝ(s) = K·sup_{|z|≤r} g(s − z), K = 1/(1 − 1/ρ²),
+E[ĝ(S') | S] ≥ K·g(S)·P(|Z| ≤ r | S) ≥ g(S), and
+
+    δ_exact(ε) ≥ δ_merged(ε) ≥ δ_D(ε) − E_D[ĝ] − (error, move and rounding terms) − edge − φ.
+
+The gap is second order in the split widths (O(V) where a Hoeffding shift is O(√(W·log(1/η)))),
+so the bracket closes as the grid is refined. With wide leaf tail bins the number N of wide
+splits is random (total mean λ = ``wide``); on N ≤ k, V and W grow by k wide splits, and
+φ = P(N > k) ≤ λ^{k+1}/(k + 1)! is added.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Tuple
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .pmf import GridPld
+
+__all__ = ["delta_lower", "epsilon_lower", "split_terms"]
+
+#: Chebyshev window radii tried, in units of √m₂ (the best lower bound is kept)
+RHOS = (2.2,)
+#: wide-split failure probability allowed, as a fraction of δ
+FAIL_FRACTION = 1e-4
+#: relative precision of the optimistic ε (it brackets the answer; it is not the answer)
+EPSILON_TOLERANCE = 1e-4
+
+
+def split_terms(pld: "GridPld", allowed: float) -> Tuple[float, float, float]:
+    """(V, W, φ): the Scarf variance bound and the sum of squared split widths on the event that
+    at most k wide leaf splits happened, and φ ≥ P(more than k), with k the least (≤ 12) whose
+    φ ≤ ``allowed``."""
+    k, fail = 0, 0.0
+    if pld.wide > 0.0 and (pld.wide_extra > 0.0 or pld.wide_extra_var > 0.0):
+        term = pld.wide
+        while term > allowed and k < 12:
+            k += 1
+            term *= pld.wide / (k + 1)
+        fail = term * (1.0 + 1e-12)
+    log_v = pld.log_var + k * pld.wide_extra_var
+    v = math.expm1(log_v) * (1.0 + 1e-12) if log_v < 700.0 else math.inf
+    w = (pld.spread + k * pld.wide_extra) * (1.0 + 1e-12)
+    return v, w, fail
+
+
+def _log_g_hat(x: np.ndarray, v: float, w: float, r: float) -> np.ndarray:
+    """log of sup_{|z|≤r} g(x − z) (x = s − ε), from monotone envelopes of each bound on the window."""
+    out = np.zeros(x.shape)
+    if v <= 0.0 or w <= 0.0:
+        return np.full(x.shape, -np.inf)
+    if not (math.isfinite(v) and math.isfinite(w)):
+        return out  # no usable bound: ĝ ≤ 1
+    sv = math.sqrt(v)
+    lo, hi = x - r, x + r
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        # Scarf: decreasing for s > ε (Y < 1); elsewhere ≤ ½√V·Y and, left of ε, ≤ ½V·Y²/(2(Y − 1))
+        scarf = np.empty(x.shape)
+        right = lo >= 0.0
+        y = np.exp(-lo[right])
+        scarf[right] = np.log(0.5 * v * y * y) - np.log(np.sqrt(v * y * y + (1.0 - y) ** 2) + (1.0 - y))
+        rest = ~right
+        log_y_max = -lo[rest]
+        scarf[rest] = math.log(0.5 * sv) + log_y_max
+        left = hi < 0.0
+        y_min_minus_1 = np.expm1(-hi[left])
+        scarf_left = math.log(0.25 * v) + 2.0 * (-lo[left]) - np.log(y_min_minus_1)
+        scarf[left] = np.minimum(scarf[left], scarf_left)
+        # sub-Gaussian tails of the moves
+        tail = np.zeros(x.shape)
+        t_right = lo[right]
+        tail[right] = np.where(t_right >= w / 4.0, -2.0 * t_right * t_right / w, -t_right + w / 8.0)
+        t_left = -hi[left] - w / 8.0
+        tail[left] = np.where(t_left > 0.0, -2.0 * t_left * t_left / w, 0.0)
+        out = np.minimum(np.minimum(scarf, tail), 0.0)
+    return out
+
+
+def _g_bound(pld: "GridPld", epsilon: float, v: float, w: float, rho: float) -> Tuple[float, float]:
+    """(E_D[ĝ] over the grid, max_j e^{log_scale − θℓ_j}·ĝ(ℓ_j)) for one Chebyshev radius, summing
+    only the entries within a window around ε and bounding the rest analytically."""
+    if not (math.isfinite(v) and math.isfinite(w)):
+        return math.inf, math.inf
+    if w <= 0.0:  # no split moved any loss: the split composition is the merged one
+        return 0.0, 0.0
+    m2 = (math.sqrt(w / 4.0) + w / 8.0) ** 2
+    r = rho * math.sqrt(m2)
+    log_k = -math.log1p(-1.0 / (rho * rho))
+    theta, h = pld.theta, pld.h
+    # beyond R on either side ĝ ≤ K·e^{−2(R − r − W/8)²/W}, small against the tilt e^{θR}
+    reach = r + w / 8.0 + math.sqrt(w) * (6.0 + theta * math.sqrt(w)) + theta * w
+    j0 = min(max(0, int(math.floor((epsilon - reach) / h)) - pld.start), pld.pmf.size)
+    j1 = min(max(j0, int(math.ceil((epsilon + reach) / h)) - pld.start + 1), pld.pmf.size)
+    ell = (pld.start + np.arange(j0, j1)) * h
+    log_g = log_k + _log_g_hat(ell - epsilon, v, w, r)
+    logp = pld.log_p(j0, j1)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        expected = float(np.sum(np.exp(np.minimum(logp + log_g, 700.0))))
+        weight = pld.log_scale - theta * ell + log_g
+    m_g = float(np.max(weight, initial=-np.inf))
+    # the entries outside [j0, j1): tilted masses ≤ Σ pmf, each weighted by e^{log_scale − θℓ}·ĝ(ℓ)
+    t = max(reach - r - w / 8.0, 0.0)
+    log_outside = log_k - 2.0 * t * t / w + pld.log_scale - theta * (epsilon - reach)
+    m_g = max(m_g, log_outside)
+    outside = pld.tilted_total() * math.exp(min(700.0, log_outside)) if (j0 > 0 or j1 < pld.pmf.size) else 0.0
+    return expected * (1.0 + 1e-12) + outside, math.exp(min(700.0, m_g))
+
+
+def delta_lower(pld: "GridPld", epsilon: float, upper: float) -> float:
+    """Lower bound on the exact δ(ε) of the composed pair (module docstring; ``upper`` ≈ δ sets the
+    allowed wide-split failure probability)."""
+    v, w, fail = split_terms(pld, FAIL_FRACTION * max(upper, 1e-300))
+    value, rounding = pld.delta_grid(epsilon)
+    fixed = (value - rounding - pld.error_scale(epsilon) * (pld.err + pld.moved + pld.bias)
+             - 2.0 * pld.inf_moved - pld.edge - fail)
+    best = 0.0
+    for rho in RHOS:
+        expected, m_g = _g_bound(pld, epsilon, v, w, rho)
+        best = max(best, fixed - expected - (pld.err + pld.moved) * m_g)
+    return best
+
+
+def epsilon_lower(pld: "GridPld", delta: float, upper: float) -> float:
+    """An ε with δ_lower(ε) > δ, as large as found (δ_exact is non-increasing, so ε_exact ≥ it); 0 if none.
+
+    Secant steps on δ_lower(ε) − δ (smooth and decreasing in practice) from just below ``upper`` (the
+    certified upper bound), keeping a bracket [ε with δ_lower > δ, ε without]; stops within
+    :data:`EPSILON_TOLERANCE` relative. Only points where δ_lower(ε) > δ was evaluated are returned.
+    """
+    if not math.isfinite(upper) or upper <= 0.0:
+        return 0.0
+
+    def excess(eps: float) -> float:
+        return delta_lower(pld, eps, delta) - delta
+
+    hi, f_hi = upper, excess(upper)  # δ_lower(upper) ≤ δ_upper(upper) ≤ δ: f_hi ≤ 0
+    lo, f_lo = None, None
+    step = max(1e-9, 1e-3 * upper)
+    while lo is None:
+        x = upper - step
+        if x <= 0.0:
+            return 0.0 if excess(0.0) <= 0.0 else 0.0
+        fx = excess(x)
+        if fx > 0.0:
+            lo, f_lo = x, fx
+        else:
+            hi, f_hi = x, fx
+            step *= 4.0
+    for _ in range(30):
+        if hi - lo <= EPSILON_TOLERANCE * hi:
+            break
+        x = lo + (hi - lo) * f_lo / (f_lo - f_hi) if f_lo > f_hi else 0.5 * (lo + hi)
+        x = min(max(x, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))  # stay well inside the bracket
+        fx = excess(x)
+        if fx > 0.0:
+            lo, f_lo = x, fx
+        else:
+            hi, f_hi = x, fx
+    return lo
