@@ -105,7 +105,7 @@ def _composed_lower_pld(sigma: float, steps: int, epochs: int, order: int):
     h = sd / 128.0
     tail = 1e-15 / epochs
     leaf = discretize(model, h, tail)
-    return leaf.self_compose(epochs, 1e-13, max_bulk=4096)
+    return leaf.self_compose(epochs, 1e-13)
 
 
 def shuffle_lower_bound_epsilon(noise_multiplier: float, steps_per_epoch: int, epochs: int, delta: float) -> float:

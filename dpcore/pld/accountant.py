@@ -73,6 +73,9 @@ ALIAS_FRACTION = 1e-4
 EXTENDED_BIAS = 1e-4
 #: largest ±a of atom-only leaves put on the exact grid h = a (beyond: the general rule, which refuses)
 MAX_ATOM_GRID = 1e6
+#: atom-only leaves on a power-of-two lattice use its step when it is at least 1/LATTICE_REFINE
+#: of the grid rule's h (:func:`_atom_lattice`)
+LATTICE_REFINE = 64
 #: leaf grid points per (untilted) standard deviation when no RDP curve gives the tilt
 FALLBACK_POINTS_PER_SD = 32
 #: most grid points of one leaf with the default discretization (``fast``: the second value); the
@@ -197,7 +200,10 @@ def _grid(parts: List[Part], discretization: Optional[float], tail: float, steps
     over :data:`FALLBACK_POINTS_PER_SD` where that is wider (a bounded loss tilted far sits on one
     atom); without a plan, the smallest untilted leaf spread over :data:`FALLBACK_POINTS_PER_SD`.
     Made coarser if a leaf's loss range needs more than ``max_points`` points. Atom-only leaves
-    whose non-zero losses are all ±a get h = a: that grid holds them exactly."""
+    whose non-zero losses are all ±a get h = a, and atom-only leaves on a power-of-two lattice
+    (:func:`_atom_lattice`; random allocation's dominating pair) its step when that is at least
+    1/:data:`LATTICE_REFINE` of the rule's h and within ``max_points``: such a grid holds them
+    exactly (no split, nothing to pay in either bound)."""
     if discretization is not None:
         return check_positive("discretization", discretization)
     if all(not m.pieces for part in parts for m in part.models):
@@ -217,7 +223,28 @@ def _grid(parts: List[Part], discretization: Optional[float], tail: float, steps
         width = 32.0 * math.sqrt(sum(part.count * sd * sd for part, sd in zip(parts, spreads)))
         h = min(h, 0.5 * math.sqrt(relax) * min(spreads), width / (MIN_POINTS / relax))
     span = max(loss_span(m, tail) for part in parts for m in part.models)
+    lattice = _atom_lattice(parts)
+    if lattice is not None and lattice * LATTICE_REFINE >= h and span <= lattice * max_points:
+        return lattice
     return max(h, span / max_points)
+
+
+def _atom_lattice(parts: List[Part]) -> Optional[float]:
+    """The largest power of two a with every finite loss of every pair in aℤ, when all pairs are
+    atom-only (random allocation's dominating pair lives on 2^−m·ℤ), else None. Read off the
+    binary expansions: |ℓ| = M·2^(e−53) with M a 53-bit integer, whose lowest set bit gives the
+    largest power of two dividing ℓ."""
+    if any(m.pieces for part in parts for m in part.models):
+        return None
+    losses = np.concatenate([m.atoms.loss[np.isfinite(m.atoms.loss) & (m.atoms.p > 0)]
+                             for part in parts for m in part.models])
+    losses = np.abs(losses[losses != 0.0])
+    if losses.size == 0:
+        return None
+    mantissa, exponent = np.frexp(losses)  # |ℓ| = mantissa·2^exponent, mantissa in [0.5, 1)
+    whole = np.ldexp(mantissa, 53).astype(np.int64)  # exact: a 53-bit integer
+    low_bit = np.log2((whole & -whole).astype(float)).astype(np.int64)  # exact: a power of two
+    return math.ldexp(1.0, int(np.min(exponent - 53 + low_bit)))
 
 
 def wide_bins(steps: int) -> Optional[Tuple[float, int]]:

@@ -45,13 +45,15 @@ import numpy as np
 
 from ..events import (
     GaussianEvent,
+    PoissonSampledEvent,
     SampledWithReplacementEvent,
     TruncatedPoissonSampledEvent,
     UnsupportedEventError,
 )
 from .losses import Atoms, LossModel, Piece, gaussian_model
 
-__all__ = ["direct_sum", "truncated_poisson_models", "with_replacement_models", "truncation_probability"]
+__all__ = ["direct_sum", "truncated_poisson_branches", "truncated_poisson_models", "with_replacement_models",
+           "truncation_probability"]
 
 _U = 2.0**-53
 #: with replacement: the draws counts K > k* beyond this tail probability go to loss ±∞
@@ -143,8 +145,10 @@ def truncation_probability(sampling_rate: float, max_batch_size: int, dataset_si
     return min(1.0, float(value) * (1.0 + 1e-12) + 1e-300)
 
 
-def truncated_poisson_models(event: TruncatedPoissonSampledEvent) -> Tuple[LossModel, LossModel]:
-    """(removal pair, addition pair) of one truncated-Poisson step (module docstring)."""
+def truncated_poisson_branches(event: TruncatedPoissonSampledEvent) -> List[Tuple[float, PoissonSampledEvent]]:
+    """The branches of one truncated-Poisson step's dominating direct sum (module docstring) as
+    (weight, Poisson-subsampled Gaussian event): [(1 − ρ, Sub_q(σ)), (ρ, Sub_{qB/(B+1)}(σ/2))], or
+    the untruncated step alone when no batch can reach the cap (ρ = 0)."""
     sigma = _gaussian_noise(event, "TruncatedPoissonSampledEvent")
     if event.relation != "add_remove":
         raise UnsupportedEventError(
@@ -152,13 +156,21 @@ def truncated_poisson_models(event: TruncatedPoissonSampledEvent) -> Tuple[LossM
             f"relation={event.relation!r}")
     q, b = event.sampling_rate, event.max_batch_size
     rho = truncation_probability(q, b, event.dataset_size)
-    single = gaussian_model(sigma).subsample(q)
-    if rho == 0.0:  # no batch can reach the cap: Poisson sampling
-        return single, single.reverse()
-    parts = [(1.0 - rho, single)]
-    if rho > 0.0:
-        parts.append((rho, gaussian_model(sigma / 2.0).subsample(min(1.0, q * b / (b + 1.0) * (1.0 + 4.0 * _U)))))
-    remove = direct_sum(parts)
+    single = PoissonSampledEvent(GaussianEvent(sigma), q)
+    if rho == 0.0:
+        return [(1.0, single)]
+    swapped = PoissonSampledEvent(GaussianEvent(sigma / 2.0), min(1.0, q * b / (b + 1.0) * (1.0 + 4.0 * _U)))
+    return [(1.0 - rho, single), (rho, swapped)]
+
+
+def truncated_poisson_models(event: TruncatedPoissonSampledEvent) -> Tuple[LossModel, LossModel]:
+    """(removal pair, addition pair) of one truncated-Poisson step (module docstring)."""
+    from .leaves import leaf_models
+
+    branches = truncated_poisson_branches(event)
+    if len(branches) == 1:  # no batch can reach the cap: Poisson sampling
+        return leaf_models(branches[0][1])
+    remove = direct_sum([(weight, leaf_models(step)[0]) for weight, step in branches])
     return remove, remove.reverse()
 
 

@@ -30,7 +30,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
-from ..events import PrivacyEvent, UnsupportedEventError
+from ..events import PrivacyEvent, TruncatedPoissonSampledEvent, UnsupportedEventError
 from .pmf import GridPld
 
 __all__ = ["TILTS", "TiltPlan", "leaf_tilt", "rdp_tilt"]
@@ -159,9 +159,30 @@ def _gaussian_epsilon(var: float, delta: Optional[float]) -> float:
 
 @lru_cache(maxsize=256)
 def _cumulant(event: PrivacyEvent) -> Optional[np.ndarray]:
-    """θ·D_{θ+1} of one leaf on :data:`TILTS` (its log-MGF), or None if the RDP accountant refuses it."""
+    """θ·D_{θ+1} of one leaf on :data:`TILTS` (its log-MGF), or None if the RDP accountant refuses it.
+
+    A truncated-Poisson step (no RDP curve of its own) gets the log-MGF of its dominating direct
+    sum Σ wᵢ(Pᵢ, Qᵢ) (:func:`~dpcore.pld.batch_sampling.truncated_poisson_branches`): the MGFs of
+    the branches add with their weights, log Σ wᵢ·e^{Λᵢ(θ)} — exactly the untruncated step's curve
+    when no batch reaches the cap, so both get the same tilt and grid."""
     from ..rdp_accountant import compute_rdp  # deferred: the RDP accountant imports the event tree
 
+    if isinstance(event, TruncatedPoissonSampledEvent):
+        from .batch_sampling import truncated_poisson_branches
+
+        try:
+            branches = truncated_poisson_branches(event)
+        except UnsupportedEventError:
+            return None
+        curves = [_cumulant(step) for _, step in branches]
+        if any(c is None for c in curves):
+            return None
+        if len(curves) == 1:
+            return curves[0]
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            out = logsumexp(np.stack(curves), axis=0, b=np.array([w for w, _ in branches])[:, None])
+        out.setflags(write=False)
+        return out
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             out = TILTS * compute_rdp(event, 1.0 + TILTS)

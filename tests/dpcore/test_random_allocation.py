@@ -76,8 +76,8 @@ def test_bounds_bracket_exact_delta(sigma, t, eps):
     exact = exact_delta(sigma, t, eps)
     lower, upper = pld_delta_bounds(RandomAllocationEvent(GaussianEvent(sigma), t), eps)
     assert lower <= exact <= upper, (lower, exact, upper)
-    # tight: the upper bound within 0.1 %; the lower one pays the accountant's Hoeffding shift
-    assert upper - exact <= 1e-3 * exact + 1e-12 and exact - lower <= 6e-2 * exact + 1e-12
+    # tight: the upper bound within 0.1 %; the lower one (the dominated pair's optimistic PLD bound) within 1 %
+    assert upper - exact <= 1e-3 * exact + 1e-12 and exact - lower <= 1e-2 * exact + 1e-12
 
 
 def test_planted_bug_swapped_split_weights_is_caught(monkeypatch):
