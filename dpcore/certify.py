@@ -3,7 +3,8 @@
 :func:`certify_rdp_epsilon` recomputes the total RDP of the event at the result's optimal order
 with mpmath — for Poisson-subsampled Gaussian leaves the exact binomial sum at integer orders and
 the *quadrature* form A_α = E_{z∼N(0,σ²)}[(1−q+q e^{(2z−1)/(2σ²)})^α] at fractional ones (Mironov,
-Talwar, Zhang 2019), a route independent of the float series; α/(2σ²) for Gaussian leaves; other
+Talwar, Zhang 2019), a route independent of the float series; α/(2σ²) for Gaussian leaves; truncated
+Poisson steps as the direct sum of those (:mod:`dpcore.truncation`); other
 leaves are re-evaluated by the fast code and listed in the result's details — and redoes the
 composition and the RDP → DP conversion in mpmath. The fast ε must be an upper bound of the recomputed one (up to the
 recomputation's own precision); otherwise :class:`CertificationError`. A fast ε *above* the
@@ -22,7 +23,7 @@ import mpmath
 import numpy as np
 
 from ._validation import check_delta, check_positive, check_positive_int
-from .events import GaussianEvent, PoissonSampledEvent, PrivacyEvent
+from .events import GaussianEvent, PoissonSampledEvent, PrivacyEvent, TruncatedPoissonSampledEvent
 from .rdp.quadrature import mixture_moment_minus_one
 from .result import CertificationError, PrivacyResult
 
@@ -65,6 +66,13 @@ def _mp_total_rdp(event: PrivacyEvent, order: float, dps: int, repeated: Set[str
         return _mp_total_rdp(event.event, order, dps, repeated)
     if isinstance(event, GaussianEvent):
         return mpmath.mpf(order) / (2 * mpmath.mpf(event.noise_multiplier) ** 2)
+    if isinstance(event, TruncatedPoissonSampledEvent):  # the direct sum of its branches, in mpmath
+        from .truncation import truncated_poisson_branches
+
+        a = mpmath.mpf(order)
+        terms = [mpmath.mpf(w) * mpmath.exp((a - 1) * _mp_total_rdp(step, order, dps, repeated))
+                 for w, step in truncated_poisson_branches(event)]
+        return max(mpmath.log(mpmath.fsum(terms)), mpmath.mpf(0)) / (a - 1)
     from .selection import RepeatAndSelectEvent, mp_repeat_and_select_rdp
 
     if isinstance(event, RepeatAndSelectEvent):  # Papernot & Steinke's formulas in mpmath, inner recursively

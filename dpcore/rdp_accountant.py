@@ -14,6 +14,11 @@ PoissonSampled(Gaussian)                  Mironov, Talwar, Zhang 2019 (exact)   
 PoissonSampled(other)                     Zhu & Wang 2019, Thm. 6                              add_remove
 SampledWithoutReplacement(Gaussian)       Wang, Balle, Kasiviswanathan 2019, Thm. 27           replace_one
 SampledWithoutReplacement(other)          Wang, Balle, Kasiviswanathan 2019, Thm. 9            replace_one
+TruncatedPoissonSampled(Gaussian)         direct sum of two Poisson-Gaussian branches          add_remove
+                                          (dpcore.truncation, dpcore.rdp.direct_sum)
+RandomAllocation(any), one epoch          num_selected × the step's curve (no amplification:   add_remove
+                                          each record is in exactly that many steps; the
+                                          amplified bound is the PLD's)
 DpSrmEvent                                DP-SRM paper Lemma 3.7 × steps (conditions checked)  replace_one
 RepeatAndSelectEvent (dpcore.selection)   Papernot & Steinke 2022, Thms 2 (TNB) / 6 (Poisson)  inner's
 NoOpEvent / NonPrivateEvent               0 / ∞                                                either
@@ -46,15 +51,18 @@ from .events import (
     PoissonSampledEvent,
     PrivacyEvent,
     PureDpEvent,
+    RandomAllocationEvent,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
     ShuffledBatchesEvent,
     check_count,
     ShuffledEvent,
+    TruncatedPoissonSampledEvent,
     UnsupportedEventError,
 )
 from .orders import DEFAULT_ORDERS
 from .rdp._numerics import add_up, mul_up
+from .rdp.direct_sum import direct_sum_rdp
 from .rdp.dp_srm import dp_srm_rdp_bound
 from .rdp.gaussian import gaussian_rdp, laplace_rdp, pure_dp_rdp
 from .rdp.poisson_gaussian import poisson_subsampled_gaussian_rdp_with_precision
@@ -63,6 +71,7 @@ from .rdp.without_replacement import sampled_without_replacement_rdp
 from .rdp.wor_gaussian import sampled_without_replacement_gaussian_rdp
 from .result import PrivacyResult
 from .selection import RepeatAndSelectEvent, repeat_and_select_rdp
+from .truncation import truncated_poisson_branches
 
 __all__ = ["compute_rdp", "compute_rdp_with_precision", "rdp_epsilon", "rdp_delta", "certify_rdp_epsilon"]
 
@@ -178,6 +187,18 @@ def _node(event: PrivacyEvent, alpha: np.ndarray, dps: Optional[int], precisions
             alpha,
             base_pure_epsilon=_pure_epsilon_of(inner),
         )
+    if isinstance(event, TruncatedPoissonSampledEvent):  # a direct sum of Poisson-subsampled Gaussians
+        branches = truncated_poisson_branches(event)
+        if len(branches) == 1:  # no batch reaches the cap: the Poisson step itself
+            return _walk(branches[0][1], alpha, dps, precisions)
+        return direct_sum_rdp([w * (1.0 + 8.0 * 2.0**-53) for w, _ in branches],
+                              [_walk(step, alpha, dps, precisions) for _, step in branches], alpha)
+    if isinstance(event, RandomAllocationEvent):
+        # no amplification: given the allocation, a record enters exactly num_selected steps, the
+        # others being the same mechanism on the same data; the allocation's law is the same under
+        # both neighbours, and Rényi divergence is jointly quasi-convex (van Erven & Harremoës 2014, Thm 13)
+        _require(event, "add_remove", "random allocation (Chua et al. 2025; Feldman & Shenfeld 2025)")
+        return mul_up(event.num_selected, _walk(event.event, alpha, dps, precisions))
     if isinstance(event, SelfComposedEvent):
         return mul_up(event.count, _walk(event.event, alpha, dps, precisions))  # nested products: _check_counts
     if isinstance(event, ShuffledBatchesEvent):  # one epoch: no amplification claimed (see the event)

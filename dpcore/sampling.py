@@ -303,6 +303,10 @@ class BallsInBinsSampler(BatchSampler):
         return self.dataset_size * self.num_selected / self.steps_per_unit
 
 
+#: most steps per epoch of a random-allocation loader description (:func:`make_sampler`): the
+#: certified PLD of one epoch (:mod:`dpcore.pld.random_allocation`) builds within seconds up to
+#: about this many at σ ≈ 0.3–1 (its partial sums outgrow their grid beyond, at any σ)
+MAX_ALLOCATION_STEPS = 10**7
 #: CLI / integration names of the samplers
 SAMPLERS = ("poisson", "without-replacement", "shuffle", "random-allocation", "truncated-poisson", "with-replacement")
 
@@ -331,24 +335,40 @@ def make_sampler(name: str, *, dataset_size: int, batch_size: Optional[int] = No
     steps = math.ceil(n / b)
     if name == "shuffle":
         return ShuffleSampler(n, steps, rng)
+    if steps > MAX_ALLOCATION_STEPS:
+        raise ValueError(f"dataset_size={n} / batch_size={b} gives {steps} steps per epoch; random allocation is "
+                         f"accounted for at most {MAX_ALLOCATION_STEPS:.0e} steps per epoch (beyond, the partial sums "
+                         "of its certified PLD outgrow their grid)")
     return BallsInBinsSampler(n, steps, num_selected, rng)
 
 
 def planned_steps(sampler: BatchSampler, *, epochs: Optional[float] = None, steps: Optional[int] = None) -> int:
     """T from ``steps`` or ``epochs`` (exactly one): epoch samplers take whole epochs
     (epochs × batches per epoch); per-step samplers ⌈epochs·N/b⌉ (one expected pass is N/b steps)."""
+    from .calibration import MAX_STEPS
+
     if (epochs is None) == (steps is None):
         raise ValueError("give exactly one of epochs and steps")
     if steps is not None:
-        return check_positive_int("steps", steps)
+        t = check_positive_int("steps", steps)
+        if t > MAX_STEPS:
+            raise ValueError(f"steps must be an integer in [1, {MAX_STEPS:.0e}] (the accountants' float64 range); "
+                             f"got {t}")
+        return t
     if sampler.steps_per_unit > 1:
-        return check_positive_int("epochs", epochs) * sampler.steps_per_unit
-    from ._validation import check_positive
+        t = check_positive_int("epochs", epochs) * sampler.steps_per_unit
+    else:
+        from ._validation import check_positive
 
-    e = check_positive("epochs", epochs)
-    if not math.isfinite(e):
-        raise ValueError(f"epochs must be finite; got {epochs!r}")
-    return max(1, math.ceil(e * sampler.dataset_size / sampler.nominal_batch_size - 1e-9))
+        e = check_positive("epochs", epochs)
+        if not math.isfinite(e):
+            raise ValueError(f"epochs must be finite; got {epochs!r}")
+        t = max(1, math.ceil(e * sampler.dataset_size / sampler.nominal_batch_size - 1e-9))
+    if t > MAX_STEPS:
+        raise ValueError(f"epochs={epochs} over dataset_size={sampler.dataset_size} records in batches of batch_size "
+                         f"~ {sampler.nominal_batch_size:g} give {t} steps; at most {MAX_STEPS:.0e} steps can be "
+                         "accounted (the accountants' float64 range)")
+    return t
 
 
 def sampler_event(sampling: str, noise_multiplier: float, *, dataset_size: int, batch_size: int,

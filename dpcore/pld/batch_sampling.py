@@ -43,17 +43,11 @@ from typing import List, Tuple
 import mpmath
 import numpy as np
 
-from ..events import (
-    GaussianEvent,
-    PoissonSampledEvent,
-    SampledWithReplacementEvent,
-    TruncatedPoissonSampledEvent,
-    UnsupportedEventError,
-)
+from ..events import GaussianEvent, SampledWithReplacementEvent, TruncatedPoissonSampledEvent, UnsupportedEventError
+from ..truncation import truncated_poisson_branches, truncation_probability
 from .losses import Atoms, LossModel, Piece, gaussian_model
 
-__all__ = ["direct_sum", "truncated_poisson_branches", "truncated_poisson_models", "with_replacement_models",
-           "truncation_probability"]
+__all__ = ["direct_sum", "truncated_poisson_models", "with_replacement_models", "truncation_probability"]
 
 _U = 2.0**-53
 #: with replacement: the draws counts K > k* beyond this tail probability go to loss ±∞
@@ -132,39 +126,9 @@ def _gaussian_noise(event, name: str) -> float:
     return event.event.noise_multiplier
 
 
-def truncation_probability(sampling_rate: float, max_batch_size: int, dataset_size: int) -> float:
-    """Upper bound of P(Bin(N − 1, q) ≥ B): the probability that the other records alone fill the
-    batch (mpmath regularized incomplete beta at 30 digits, rounded up)."""
-    n_other, b = dataset_size - 1, max_batch_size
-    if b > n_other:
-        return 0.0
-    if sampling_rate == 1.0:
-        return 1.0
-    with mpmath.workdps(30):
-        value = mpmath.betainc(b, n_other - b + 1, 0, sampling_rate, regularized=True)
-    return min(1.0, float(value) * (1.0 + 1e-12) + 1e-300)
-
-
-def truncated_poisson_branches(event: TruncatedPoissonSampledEvent) -> List[Tuple[float, PoissonSampledEvent]]:
-    """The branches of one truncated-Poisson step's dominating direct sum (module docstring) as
-    (weight, Poisson-subsampled Gaussian event): [(1 − ρ, Sub_q(σ)), (ρ, Sub_{qB/(B+1)}(σ/2))], or
-    the untruncated step alone when no batch can reach the cap (ρ = 0)."""
-    sigma = _gaussian_noise(event, "TruncatedPoissonSampledEvent")
-    if event.relation != "add_remove":
-        raise UnsupportedEventError(
-            "the 'pld' accountant analyses truncated Poisson sampling for relation='add_remove'; got "
-            f"relation={event.relation!r}")
-    q, b = event.sampling_rate, event.max_batch_size
-    rho = truncation_probability(q, b, event.dataset_size)
-    single = PoissonSampledEvent(GaussianEvent(sigma), q)
-    if rho == 0.0:
-        return [(1.0, single)]
-    swapped = PoissonSampledEvent(GaussianEvent(sigma / 2.0), min(1.0, q * b / (b + 1.0) * (1.0 + 4.0 * _U)))
-    return [(1.0 - rho, single), (rho, swapped)]
-
-
 def truncated_poisson_models(event: TruncatedPoissonSampledEvent) -> Tuple[LossModel, LossModel]:
-    """(removal pair, addition pair) of one truncated-Poisson step (module docstring)."""
+    """(removal pair, addition pair) of one truncated-Poisson step (module docstring; the branches
+    from :func:`dpcore.truncation.truncated_poisson_branches`)."""
     from .leaves import leaf_models
 
     branches = truncated_poisson_branches(event)
