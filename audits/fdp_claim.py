@@ -43,13 +43,13 @@ from dpcore.events import (
     UnsupportedEventError,
 )
 from dpcore.pld.leaves import _lower_hull
-from dpcore.pld.tradeoff import TradeoffCurve, tradeoff_curve
+from dpcore.pld.tradeoff import UPPER_SETTINGS, TradeoffCurve, tradeoff_curve
 
 __all__ = ["ClaimedCurve", "CurveFamily", "scaled_event", "CURVE_SETTINGS", "SCALE_RANGE"]
 
-#: grid settings of the claimed curves: the accountant's default leaf resolution, float64 FFTs —
-#: the certified upper bound, all the estimators use, is as tight as on finer grids
-CURVE_SETTINGS = (192, 4096, 1 << 30)
+#: grid settings of the claimed curves: only the certified upper bound is used by the estimators
+#: (:data:`dpcore.pld.tradeoff.UPPER_SETTINGS`)
+CURVE_SETTINGS = UPPER_SETTINGS
 #: table points per half of the FPR range (geometric towards 0 and towards 1), and evenly spaced
 #: points on [0, 1] (the middle of the curve, where the geometric points are sparse)
 _TABLE_POINTS = 2000
@@ -132,11 +132,11 @@ class CurveFamily:
     ----------
     event : PrivacyEvent
         The claim's event.
-    settings : (int, int, int)
+    settings : (float, int)
         Grid settings of :func:`dpcore.pld.tradeoff.tradeoff_curve`.
     """
 
-    def __init__(self, event: PrivacyEvent, settings: Tuple[int, int, int] = CURVE_SETTINGS):
+    def __init__(self, event: PrivacyEvent, settings: Tuple[float, int] = CURVE_SETTINGS):
         self.event = event
         self.settings = settings
         self._curves: Dict[float, ClaimedCurve] = {}

@@ -24,6 +24,7 @@ returned value, whose ε may then be a little below the target rather than equal
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Callable, Dict, Optional, Tuple
 
@@ -49,6 +50,7 @@ from .result import CalibrationResult, PrivacyResult
 __all__ = [
     "calibrate",
     "calibrate_noise_multiplier",
+    "certify_calibration",
     "calibrate_steps",
     "calibrate_sampling_rate",
     "subsampled_gaussian_event",
@@ -261,8 +263,8 @@ def _calibrate_log_secant(event_fn: Callable[[float], PrivacyEvent], parameter: 
     if results[value(y)].accountant != "pld" and rtol < LOG_TOLERANCE:
         y, _ = _log_secant(target_excess, y, slope, ylo, yhi, rtol, parameter)
     v = value(y)
-    privacy = _checked(get_epsilon(event_fn(v), delta, accountant=accountant, certify=True) if certify else results[v],
-                       parameter, v, target)
+    privacy = (_certified(event_fn, parameter, v, target, delta, accountant) if certify
+               else _checked(results[v], parameter, v, target))
     return CalibrationResult(
         parameter=parameter, value=v, target_epsilon=target, target_delta=delta, privacy=privacy,
         iterations=counts["target"] + counts["proxy"], bracket=(lower, upper),
@@ -291,7 +293,8 @@ def _log_secant(excess: Callable[[float], float], y: float, slope: float, ylo: f
     root, from the bracket end nearer to it; once the root is bracketed, a step that leaves the
     bracket, or the third running that does not halve it, is replaced by a bisection. Stops at a
     safe point (excess ≤ 0) when an unsafe point lies within ``ytol`` above it or the estimated
-    distance to the root is below ``ytol``.
+    distance to the root (from a slope measured between two evaluations, never the guess alone) is
+    below ``ytol``.
     Returns (y, last measured slope). ``ValueError`` if even ``ylo`` exceeds the target.
     """
     points = {}
@@ -303,6 +306,7 @@ def _log_secant(excess: Callable[[float], float], y: float, slope: float, ylo: f
 
     e = ev(y)
     last = (y, e)
+    measured_slope = False
     stalled = 0
     width = math.inf
     for _ in range(MAX_EVALUATIONS):
@@ -310,7 +314,7 @@ def _log_secant(excess: Callable[[float], float], y: float, slope: float, ylo: f
         unsafe = min((p for p in points.items() if p[1] > 0.0), default=None)
         if safe is not None and unsafe is not None and unsafe[0] - safe[0] <= ytol:
             return safe[0], slope
-        if safe is not None and math.isfinite(safe[1]) and -safe[1] / slope <= ytol:
+        if measured_slope and safe is not None and math.isfinite(safe[1]) and -safe[1] / slope <= ytol:
             return safe[0], slope
         if unsafe is None and safe[0] >= yhi:
             return safe[0], slope  # the whole domain on that side meets the target
@@ -338,7 +342,7 @@ def _log_secant(excess: Callable[[float], float], y: float, slope: float, ylo: f
         if math.isfinite(e) and math.isfinite(last[1]) and x != last[0]:
             measured = (e - last[1]) / (x - last[0])
             if measured > 0.0:
-                slope = measured
+                slope, measured_slope = measured, True
         last = (x, e)
     safe = max((p for p in points.items() if p[1] <= 0.0), default=None)
     if safe is None:
@@ -376,10 +380,26 @@ def _checked(privacy: PrivacyResult, parameter: str, value: float, target: float
     return privacy
 
 
+def _certified(event_fn: Callable[[float], PrivacyEvent], parameter: str, value: float, target: float, delta: float,
+               accountant: str) -> PrivacyResult:
+    """The certified evaluation (``certify=True``) of ``value`` under ``accountant``, re-checked ≤ target."""
+    return _checked(get_epsilon(event_fn(value), delta, accountant=accountant, certify=True), parameter, value, target)
+
+
+def certify_calibration(result: CalibrationResult, event_fn: Callable[[float], PrivacyEvent],
+                        accountant: str) -> CalibrationResult:
+    """``result`` (of a calibration run with ``certify=False``) with ``privacy`` replaced by the certified
+    evaluation of its value under the same ``accountant`` — what ``certify=True`` returns — re-checked
+    against the target (``ArithmeticError`` if it misses it). Lets a caller show the certification
+    as a stage of its own (``dpcore calibrate``)."""
+    return dataclasses.replace(result, privacy=_certified(event_fn, result.parameter, result.value,
+                                                          result.target_epsilon, result.target_delta, accountant))
+
+
 def _result(parameter, value, target, delta, event_fn, accountant, evaluations, bracket,
             certify: bool = False) -> CalibrationResult:
-    privacy = _checked(get_epsilon(event_fn(value), delta, accountant=accountant, certify=certify),
-                       parameter, value, target)
+    privacy = (_certified(event_fn, parameter, value, target, delta, accountant) if certify else
+               _checked(get_epsilon(event_fn(value), delta, accountant=accountant), parameter, value, target))
     return CalibrationResult(
         parameter=parameter, value=value, target_epsilon=target, target_delta=delta,
         privacy=privacy, iterations=evaluations, bracket=bracket,

@@ -37,7 +37,7 @@ from . import __version__, risk_cli
 from ._progress import Stages
 from ._validation import check_delta, check_nonnegative, check_positive
 from .accounting import ACCOUNTANTS, get_epsilon
-from .calibration import calibrate_noise_multiplier, subsampled_gaussian_event
+from .calibration import calibrate_noise_multiplier, certify_calibration, subsampled_gaussian_event
 from .events import GaussianEvent, PoissonSampledEvent, ShuffledEvent
 from .result import CertificationError, jsonable, round_down
 from .selection_cli import add_tuning_flags, calibrate_tuned, tuning_requested
@@ -291,18 +291,21 @@ def _loader_event(args: argparse.Namespace, noise_multiplier: float):
             raise ValueError(f"{flag} is required with --sampling {args.sampling}")
     if (args.epochs is None) == (args.steps is None):
         raise ValueError(f"give exactly one of --epochs and --steps with --sampling {args.sampling}")
+    args.parameter_flags = {**getattr(args, "parameter_flags", {}),  # the composition's count
+                            "count": "--steps" if args.steps is not None else "--epochs"}
     return sampler_event(args.sampling, noise_multiplier, dataset_size=args.dataset_size, batch_size=args.batch_size,
                          epochs=args.epochs, steps=args.steps, max_batch_size=args.max_batch_size)
 
 
-def _check_sampling_flags(args: argparse.Namespace, sampling_rate: Optional[float]) -> str:
-    """The sampling scheme, refusing flags it would ignore or contradict."""
+def _check_sampling_flags(args: argparse.Namespace, sampling_rate: Optional[float], need_steps: bool = True) -> str:
+    """The sampling scheme, refusing flags it would ignore or contradict (``need_steps``: --steps is
+    required, as everywhere but a calibration of the steps)."""
     for flag, value in (("--batch-size", getattr(args, "batch_size", None)), ("--epochs", getattr(args, "epochs", None)),
                         ("--max-batch-size", getattr(args, "max_batch_size", None))):  # loader samplers' flags
         if value is not None:
             raise conflict(flag, f"--sampling {args.sampling or 'poisson'}",
                            "it only applies to --sampling " + "|".join(_LOADER_SAMPLERS))
-    for flag, value in (("--sampling-rate", sampling_rate), ("--steps", args.steps)):
+    for flag, value in (("--sampling-rate", sampling_rate), ("--steps", args.steps if need_steps else 0)):
         if value is None:
             raise ValueError(f"{flag} is required with --sampling {args.sampling or 'poisson'}")
     sampling = (args.sampling or "poisson").replace("-", "_")
@@ -312,6 +315,7 @@ def _check_sampling_flags(args: argparse.Namespace, sampling_rate: Optional[floa
     if args.dataset_size is not None and sampling != "without_replacement":
         raise conflict("--dataset-size", f"--sampling {args.sampling or 'poisson'}",
                        "the dataset size is only used by --sampling without-replacement")
+    args.parameter_flags = {**getattr(args, "parameter_flags", {}), "count": "--steps"}  # the composition's count
     return sampling
 
 
@@ -489,11 +493,11 @@ def _calibrate_loader(args: argparse.Namespace) -> Tuple[str, Dict[str, Any]]:
         cal = calibrate_sampler_noise(args.sampling, args.epsilon, args.delta, dataset_size=args.dataset_size,
                                       batch_size=args.batch_size, epochs=args.epochs, steps=args.steps,
                                       accountant=accountant, max_batch_size=args.max_batch_size)
-    event, schedule = _loader_event(args, cal.value)
+    if args.certify is not False:  # the printed ε: the returned σ's certified evaluation, same accountant and grid
+        with stages(args).stage(f"certifying the {accountant} epsilon in high precision"):
+            cal = certify_calibration(cal, lambda z: _loader_event(args, z)[0], accountant)
+    _, schedule = _loader_event(args, cal.value)
     privacy = cal.privacy
-    if args.certify is not False and privacy.accountant in ("rdp", "pld"):
-        with stages(args).stage(f"certifying the {privacy.accountant} epsilon in high precision"):
-            privacy = get_epsilon(event, args.delta, accountant=privacy.accountant, certify=True)
     record = {"noise_multiplier": cal.value, "target_epsilon": args.epsilon, **schedule, **_privacy_record(privacy),
               "evaluations": cal.iterations}
     return f"Noise calibration for DP-SGD with {args.sampling} batches", record
@@ -515,9 +519,13 @@ def _calibrate_subsampled_gaussian(args: argparse.Namespace) -> Tuple[str, Dict[
     with stages(args).stage(f"calibrating the noise multiplier ({accountant} accountant)"):
         cal = calibrate_noise_multiplier(
             args.epsilon, args.delta, sampling_rate=args.sampling_rate, steps=args.steps,
-            sampling=sampling, dataset_size=args.dataset_size, relation=args.relation,
-            accountant=accountant, certify=certify,
+            sampling=sampling, dataset_size=args.dataset_size, relation=args.relation, accountant=accountant,
         )
+    if certify:
+        with stages(args).stage(f"certifying the {accountant} epsilon in high precision"):
+            cal = certify_calibration(cal, lambda s: subsampled_gaussian_event(
+                s, args.sampling_rate, args.steps, sampling=sampling, dataset_size=args.dataset_size,
+                relation=args.relation), accountant)
     privacy = cal.privacy
     record = {"noise_multiplier": cal.value, "target_epsilon": args.epsilon, **_privacy_record(privacy),
               "evaluations": cal.iterations}

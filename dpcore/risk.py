@@ -35,7 +35,7 @@ from scipy import special
 
 from ._validation import check_open_unit, check_positive, check_positive_int, check_sampling_rate
 from .events import ComposedEvent, GaussianEvent, NoOpEvent, PrivacyEvent, SelfComposedEvent
-from .pld.tradeoff import RISK_SETTINGS, ReflectedCurve, TradeoffCurve, check_fpr, tradeoff_curve
+from .pld.tradeoff import RISK_SETTINGS, UPPER_SETTINGS, ReflectedCurve, TradeoffCurve, check_fpr, tradeoff_curve
 from .result import jsonable, round_down, round_up
 
 __all__ = [
@@ -54,12 +54,12 @@ __all__ = [
 DEFAULT_FPRS = (1e-4, 1e-3, 1e-2, 0.1)
 #: points per half of the FPR grid on which μ-GDP and the plotted curve are evaluated
 _GRID_POINTS = 1500
-#: settings of the curves :func:`calibrate_risk` searches with (the accountant's default leaf
-#: resolution and bulk, float64 FFTs): the certified upper bound is as tight as at the finer
-#: :data:`~dpcore.pld.tradeoff.RISK_SETTINGS`, the lower bound (not needed to calibrate) looser
-CALIBRATION_SETTINGS = (192, 4096, 1 << 30)
+#: settings of the curves :func:`calibrate_risk` searches with: only their certified upper bound
+#: is read (:data:`~dpcore.pld.tradeoff.UPPER_SETTINGS`)
+CALIBRATION_SETTINGS = UPPER_SETTINGS
 _METHOD = ("trade-off curve of the composed dominating pairs: certified upper bound from the pessimistic "
-           "(connect-the-dots) PLD, lower bound from its Hoeffding shift (dpcore.pld.tradeoff)")
+           "(connect-the-dots) untilted PLD, lower bound from its Scarf second-order optimistic bound made "
+           "uniform over intervals of epsilon (dpcore.pld.tradeoff)")
 
 
 def dp_tpr_bound(fpr: Any, epsilon: float, delta: float) -> np.ndarray:
@@ -236,7 +236,7 @@ def risk(
     *,
     fpr_floor: float = 1e-6,
     tail_mass: float = 1e-12,
-    settings: Tuple[int, int, int] = RISK_SETTINGS,
+    settings: Tuple[float, int] = RISK_SETTINGS,
 ) -> RiskReport:
     """Certified attack risk of ``event``: TPR bounds at ``fpr``, advantage and μ-GDP.
 
@@ -253,8 +253,9 @@ def risk(
         (0, 0.5).
     tail_mass : float
         Mass the PLD truncations may move (> 0), see :func:`dpcore.pld.tradeoff.tradeoff_curve`.
-    settings : (int, int, int)
-        Grid settings (default :data:`dpcore.pld.tradeoff.RISK_SETTINGS`).
+    settings : (float, int)
+        Grid settings: (target deficit of the lower bound, longest window), default
+        :data:`dpcore.pld.tradeoff.RISK_SETTINGS`.
 
     Returns
     -------
@@ -337,7 +338,7 @@ def calibrate_risk(
     (subsampled) Gaussian run whose certified TPR at FPR ``at_fpr`` is at most ``max_tpr``.
 
     The check is the certified upper bound of :func:`dpcore.pld.tradeoff.tradeoff_curve` (either
-    direction of attack) on the accountant's default grid (:data:`CALIBRATION_SETTINGS`); the
+    direction of attack) on the upper-bound grid (:data:`CALIBRATION_SETTINGS`); the
     returned value passed it, and ``tpr_upper`` is that very bound. σ is found by bisection in
     log σ to a relative :data:`SIGMA_TOLERANCE` (the safe end returned), steps by an exact integer
     search.

@@ -174,7 +174,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if (args.steps is None) == (args.noise_multiplier is None):
         raise ValueError("give exactly one of --steps (to calibrate the noise multiplier) and --noise-multiplier "
                          "(to calibrate the steps) with --max-tpr")
-    sampling = cli._check_sampling_flags(args, args.sampling_rate)
+    sampling = cli._check_sampling_flags(args, args.sampling_rate, need_steps=args.noise_multiplier is None)
     try:
         cal = calibrate_risk(args.max_tpr, args.at_fpr, sampling_rate=args.sampling_rate, steps=args.steps,
                              noise_multiplier=args.noise_multiplier, sampling=sampling,

@@ -52,7 +52,7 @@ from .random_allocation import dominated_pairs, has_dominated_pairs
 from .tilt import TILTS, TiltPlan, leaf_tilt, rdp_tilt
 
 __all__ = ["DEFAULT_MAX_POINTS", "DEFAULT_SETTINGS", "DEFAULT_TAIL_MASS", "FAST_SETTINGS", "Part", "composed_plds",
-           "memoised", "pld_epsilon", "pld_delta"]
+           "memoised", "pld_epsilon", "pld_delta", "untilted_plds"]
 
 #: (target relative gap of the optimistic bound, longest characteristic-function window): the
 #: grid is chosen so that the splits' Scarf variance V ≈ gap·ε/(KAPPA·θ) (:func:`_variance_target`)
@@ -76,6 +76,13 @@ MAX_ATOM_GRID = 1e6
 #: atom-only leaves on a power-of-two lattice use its step when it is at least 1/LATTICE_REFINE
 #: of the grid rule's h (:func:`_atom_lattice`)
 LATTICE_REFINE = 64
+#: :func:`untilted_plds`: measured constant of the optimistic bound's deficit (deficit ≈ KAPPA_CURVE·V·density)
+#: the least leaf grid points per leaf loss standard deviation, and the least grid points across 32
+#: standard deviations of the composed loss times the target gap (2¹⁶ points at 2e-4: few-step
+#: compositions, whose loss is far from Gaussian, are cheap on a fine grid)
+KAPPA_CURVE = 4.0
+CURVE_POINTS_PER_SD = 4
+CURVE_POINTS_GAP = 13.0
 #: leaf grid points per (untilted) standard deviation when no RDP curve gives the tilt
 FALLBACK_POINTS_PER_SD = 32
 #: most grid points of one leaf with the default discretization (``fast``: the second value); the
@@ -222,6 +229,13 @@ def _grid(parts: List[Part], discretization: Optional[float], tail: float, steps
         relax = gap / DEFAULT_SETTINGS[0]
         width = 32.0 * math.sqrt(sum(part.count * sd * sd for part, sd in zip(parts, spreads)))
         h = min(h, 0.5 * math.sqrt(relax) * min(spreads), width / (MIN_POINTS / relax))
+    return _bounded_grid(parts, h, tail, max_points)
+
+
+def _bounded_grid(parts: List[Part], h: float, tail: float, max_points: int) -> float:
+    """``h`` made coarser if a leaf's loss range needs more than ``max_points`` points, or the
+    lattice step of atom-only leaves (:func:`_atom_lattice`) when it is at least
+    1/:data:`LATTICE_REFINE` of ``h`` and within ``max_points``."""
     span = max(loss_span(m, tail) for part in parts for m in part.models)
     lattice = _atom_lattice(parts)
     if lattice is not None and lattice * LATTICE_REFINE >= h and span <= lattice * max_points:
@@ -405,6 +419,59 @@ def _compose_tilted(leaves: List[Tuple[GridPld, int]], theta: float, points: int
     if not math.isfinite(at) or pld.error_scale(at) * errors <= REFINE_FRACTION * scale:
         return pld
     return run(leaf_tilt(leaves, None, at), 1e-4 * alias)
+
+
+def untilted_plds(event: PrivacyEvent, *, gap: float, tail_mass: float, max_points: Optional[int] = None,
+                  discretization: Optional[float] = None, orders: Optional[Sequence[int]] = None,
+                  ) -> Tuple[List[GridPld], float]:
+    """Composed grid PLDs of ``event`` at tilt θ = 0, one per order of neighbours (``orders``:
+    default all), and the leaf grid spacing h — for curves read at every real ε (trade-off curves,
+    :mod:`dpcore.pld.tradeoff`).
+
+    At θ = 0 every error term of :class:`~dpcore.pld.pmf.GridPld` is an absolute ℓ1 bound on the
+    P-masses, valid at every ε alike (a tilt makes them relative to δ at one ε and large below it).
+    The grid (``discretization`` unless given) is the one whose splits' Scarf variance is
+    V = gap·√(2π)·sd/:data:`KAPPA_CURVE` (sd: the composed loss's standard deviation under P, from
+    the leaves' untilted spreads), half of it for the leaf splits (steps·h²/4 = V/2) and half for
+    the levels' coarsenings: the optimistic bound's deficit at any ε is ≈ KAPPA_CURVE·V times the
+    loss density there, about 1/(√(2π)·sd) at most (:func:`~dpcore.pld.lower.interval_deficit`).
+    At least :data:`CURVE_POINTS_PER_SD` points per leaf spread and :data:`CURVE_POINTS_GAP`/gap
+    across 32 composed spreads; when every finite atom of the leaves has one magnitude a (Laplace,
+    randomized response), h divides a, so that the atoms sit on grid points; coarser or on the
+    atoms' lattice as in :func:`_bounded_grid`. ``tail_mass`` is the total P-mass the leaf cuts move and each
+    composition's aliasing budget (both absolute).
+    """
+    gap = check_positive("gap", gap)
+    tail_mass = check_positive("tail_mass", tail_mass)
+    points = check_positive_int("max_points", max_points if max_points is not None else DEFAULT_MAX_POINTS,
+                                minimum=64)
+    parts = _parts(event)
+    if not parts:
+        return [], 0.0
+    steps = sum(part.count for part in parts)
+    leaf_tail = tail_mass / (4.0 * steps)
+    if discretization is not None:
+        h = check_positive("discretization", discretization)
+    else:
+        spreads = [_leaf_spread(part.models[0], leaf_tail) for part in parts]
+        composed = math.sqrt(sum(part.count * sd * sd for part, sd in zip(parts, spreads)))
+        variance = gap * math.sqrt(2.0 * math.pi) * composed / KAPPA_CURVE
+        h = min(math.sqrt(2.0 * variance / steps), min(spreads) / CURVE_POINTS_PER_SD,
+                32.0 * composed * gap / CURVE_POINTS_GAP)
+        mags = {abs(float(x)) for part in parts for m in part.models for x in m.atoms.loss[m.atoms.p > 0]
+                if math.isfinite(x) and x != 0.0}
+        if len(mags) == 1:  # atoms on grid points: a split atom moves the curve by O(h), a split density by O(h²)
+            a = mags.pop()
+            h = a / math.ceil(a / h)
+        h = _bounded_grid(parts, h, leaf_tail, MAX_LEAF_POINTS[0])
+    cache: Dict[int, GridPld] = {}
+    out = []
+    for order in (orders if orders is not None else range(number_of_orders(parts))):
+        leaves = _leaves(parts, h, leaf_tail, order, cache)
+        budget = sum(count * math.expm1(min(leaf.log_var, 700.0)) for leaf, count in leaves)
+        out.append(compose_counts([(leaf.with_tilt(0.0), count) for leaf, count in leaves], max_points=points,
+                                  alias=tail_mass, spread_budget=budget))
+    return out, h
 
 
 def _composed_inf_mass(leaves: List[Tuple[GridPld, int]]) -> float:

@@ -8,8 +8,11 @@ normalised to mass ≈ 1, so |φ| ≤ 1 + O(u) and the bounds below are relative
 
 **Window and aliasing.** The result is cyclic: the window [a, a + N) receives every mass of the
 composed distribution, the mass above a + N moved down by multiples of N (charged to ``err``:
-2× its tilted mass) and the mass below a moved up (a pessimistic move: to ``moved``, with the
-tilted weight it gains, ≤ e^{θNh} times its own). Both are bounded by Chernoff bounds from the
+2× its tilted mass) and the mass below a moved up (a pessimistic move, recorded in ``moved``).
+The cyclic wrap keeps a moved mass's tilted value, which at its new place (N steps up) stands for
+e^{−θNh} of its P-mass: the dominating PLD holds e^{θNh} times the stored value there, so the
+tilted weight after the move, ≤ e^{θNh} times its own, is charged to ``err`` as well (it matters
+when the block is composed further). Both are bounded by Chernoff bounds from the
 parts' moment generating functions, computed on the parts themselves (exact dominating PLDs, so
 the bounds are rigorous): P̃(S ≥ b) ≤ e^{−tb}·Π M_i(t)^{k_i}, and the tilted weight of the lower
 tail E[e^{θ(a−S)}; S < a] ≤ e^{(θ+t)a}·Π M_i(−θ−t)^{k_i}.
@@ -106,9 +109,12 @@ class _Part:
 
 
 def _exponents(parts: Sequence[_Part], sd: float, sign: float, shift: float = 0.0) -> Tuple[np.ndarray, np.ndarray]:
-    """(s, Σ k_i·log M_i(sign·s)) for s = shift + t over the grid t ∈ [0.05, 20]/sd (index units)."""
+    """(s, Σ k_i·log M_i(sign·s)) for s = shift + t over the grid t ∈ [0.05/sd, 20/sd + 4·shift]
+    (index units). The lower tail's condition e^{s·a + K(−s) + shift·N} ≤ budget puts the window's
+    bottom near −shift·N/s: exponents up to 5·shift let it close where the tilted spread makes 20/sd
+    small against the tilt (else every longer window asks for a still lower bottom)."""
     lo = min(int(np.searchsorted(_T_GRID, 5e-2 / sd)), _T_GRID.size - 1)
-    hi = max(int(np.searchsorted(_T_GRID, 20.0 / sd, side="right")), lo + 1)
+    hi = max(int(np.searchsorted(_T_GRID, 20.0 / sd + 4.0 * shift, side="right")), lo + 1)
     s = shift + _T_GRID[lo:hi]
     vals = sum(p.count * p.log_mgf(sign * s) for p in parts)
     return s, vals
@@ -273,7 +279,7 @@ def _assemble(parts: Sequence[_Part], a: int, n: int, log_up: float, log_low: fl
     if shift:
         c = np.concatenate((c[shift:], c[:shift]))
     err, moved, bias = _grown_errors(parts)
-    err += fft_l1 + 2.0 * math.exp(log_up)
+    err += fft_l1 + 2.0 * math.exp(log_up) + math.exp(log_low)  # the wrapped lower tail's missing weight
     moved += math.exp(log_low)
     bias += fold_bias
     c, a, dropped = _cut_ends(c, a, trim)
@@ -299,18 +305,24 @@ def _cut_ends(c: np.ndarray, start: int, budget: float) -> Tuple[np.ndarray, int
     return c[i0:i1].copy(), start + i0, dropped * (1.0 + c.size * 2.0**-52)
 
 
-def _sparse_convolve(a: np.ndarray, b: np.ndarray) -> Tuple[np.ndarray, int, int]:
-    """Direct convolution of non-negative a and b: (result, multiply-adds, most addends of an entry).
+def _sparse_convolve(a: np.ndarray, b: np.ndarray, budget: float = math.inf
+                     ) -> Tuple[Optional[np.ndarray], int, int]:
+    """Direct convolution of non-negative a and b: (result, multiply-adds, most addends of an entry);
+    the result is None, and nothing computed, when the multiply-adds would exceed ``budget``.
     Loops over the non-zero entries of the sparser factor when it has few (atoms on a lattice)."""
     na, nb = np.flatnonzero(a), np.flatnonzero(b)
     if na.size > nb.size:
         a, b, na, nb = b, a, nb, na
     if na.size <= 64:
+        ops, terms = int(na.size) * b.size, int(na.size)
+        if ops > budget:
+            return None, ops, terms
         out = np.zeros(a.size + b.size - 1)
         for i in na.tolist():
             out[i:i + b.size] += a[i] * b
-        return out, int(na.size) * b.size, int(na.size)
-    return np.convolve(a, b), a.size * b.size, min(a.size, b.size)
+        return out, ops, terms
+    ops, terms = a.size * b.size, min(a.size, b.size)
+    return (np.convolve(a, b) if ops <= budget else None), ops, terms
 
 
 def _direct(parts: Sequence[_Part], budget: float) -> Optional[GridPld]:
@@ -329,7 +341,7 @@ def _direct(parts: Sequence[_Part], budget: float) -> Optional[GridPld]:
 
     def conv(a: np.ndarray, b: np.ndarray) -> Optional[np.ndarray]:
         nonlocal factor, work
-        c, ops, terms = _sparse_convolve(a, b)
+        c, ops, terms = _sparse_convolve(a, b, budget - work)  # None (not computed) beyond the budget
         work += ops
         factor *= 1.0 + (terms + 1) * _U / (1.0 - (terms + 1) * _U)
         return c if work <= budget else None
@@ -364,6 +376,10 @@ def _grown_errors(parts: Sequence[_Part]) -> Tuple[float, float, float]:
     """(err, moved, bias) of the parts after composing them: each part's own terms grow k-fold,
     k·e·(the parts' exact totals)^{k−1} (‖a^{*k} − b^{*k}‖₁ ≤ k‖a − b‖₁·max(‖a‖₁, ‖b‖₁)^{k−1})."""
     log_totals = sum(q.count * math.log(q.total + q.pld.err) for q in parts)
+    if log_totals > 700.0:  # (1 + float error)^count beyond float range: nothing certified is left
+        raise UnsupportedEventError(
+            f"the float-error bound of composing {sum(q.count for q in parts)} blocks grows beyond float range "
+            "(too many steps for the 'pld' accountant); use accountant='rdp'")
     err = moved = bias = 0.0
     for p in parts:
         scale = p.count * math.exp(log_totals - math.log(p.total + p.pld.err))

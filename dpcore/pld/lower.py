@@ -42,7 +42,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from .pmf import GridPld
 
-__all__ = ["delta_lower", "epsilon_lower", "split_terms"]
+__all__ = ["delta_lower", "epsilon_lower", "interval_deficit", "interval_deficits", "split_terms"]
 
 #: Chebyshev window radii tried, in units of √m₂ (the best lower bound is kept)
 RHOS = (2.2,)
@@ -50,6 +50,7 @@ RHOS = (2.2,)
 FAIL_FRACTION = 1e-4
 #: relative precision of the optimistic ε (it brackets the answer; it is not the answer)
 EPSILON_TOLERANCE = 1e-4
+_U = 2.0**-53
 
 
 def split_terms(pld: "GridPld", allowed: float) -> Tuple[float, float, float]:
@@ -101,15 +102,17 @@ def _log_g_hat(x: np.ndarray, v: float, w: float, r: float) -> np.ndarray:
     return out
 
 
-def _g_bound(pld: "GridPld", epsilon: float, v: float, w: float, rho: float) -> Tuple[float, float]:
+def _g_bound(pld: "GridPld", epsilon: float, v: float, w: float, rho: float,
+             widen: float = 0.0) -> Tuple[float, float]:
     """(E_D[ĝ] over the grid, max_j e^{log_scale − θℓ_j}·ĝ(ℓ_j)) for one Chebyshev radius, summing
-    only the entries within a window around ε and bounding the rest analytically."""
+    only the entries within a window around ε and bounding the rest analytically. ``widen`` ≥ 0
+    enlarges the sup window of ĝ to r + widen (:func:`interval_deficit`)."""
     if not (math.isfinite(v) and math.isfinite(w)):
         return math.inf, math.inf
     if w <= 0.0:  # no split moved any loss: the split composition is the merged one
         return 0.0, 0.0
     m2 = (math.sqrt(w / 4.0) + w / 8.0) ** 2
-    r = rho * math.sqrt(m2)
+    r = rho * math.sqrt(m2) + widen
     log_k = -math.log1p(-1.0 / (rho * rho))
     theta, h = pld.theta, pld.h
     # beyond R on either side ĝ ≤ K·e^{−2(R − r − W/8)²/W}, small against the tilt e^{θR}
@@ -143,6 +146,75 @@ def delta_lower(pld: "GridPld", epsilon: float, upper: float) -> float:
         expected, m_g = _g_bound(pld, epsilon, v, w, rho)
         best = max(best, fixed - expected - (pld.err + pld.moved) * m_g)
     return best
+
+
+def interval_deficit(pld: "GridPld", center: float, half_width: float, allowed: float) -> float:
+    """D ≥ 0 with δ_exact(ε) ≥ δ_grid(ε) − (rounding of δ_grid(ε)) − D for *every* ε in
+    [center − half_width, center + half_width] (δ_grid: :meth:`~dpcore.pld.pmf.GridPld.delta_grid`).
+
+    The terms :func:`delta_lower` subtracts, made uniform over the interval: for ε = center + t,
+    |t| ≤ half_width, ĝ_ε(s) = K·sup_{|z|≤r} g(s − ε − z) ≤ K·sup_{|z'|≤r+half_width} g(s − center − z')
+    (z' = z + t), so E_D[ĝ_ε] and its float error are bounded by those of the widened ĝ
+    (:func:`_g_bound` with ``widen``); the error scale exp(log_scale − θε) is largest at the left
+    end. ``allowed``: the wide-split failure probability φ (:func:`split_terms`). Rounded up.
+    """
+    v, w, fail = split_terms(pld, allowed)
+    fixed = (pld.error_scale(center - half_width) * (pld.err + pld.moved + pld.bias) + 2.0 * pld.inf_moved
+             + pld.edge + fail)
+    best = math.inf
+    for rho in RHOS:
+        expected, m_g = _g_bound(pld, center, v, w, rho, widen=half_width)
+        best = min(best, expected + (pld.err + pld.moved) * m_g)
+    return (fixed + best) * (1.0 + 1e-12)
+
+
+def interval_deficits(pld: "GridPld", first: int, step: int, count: int, allowed: float) -> np.ndarray:
+    """:func:`interval_deficit` of the ``count`` intervals [ℓ_{first+k·step}, ℓ_{first+(k+1)·step}]
+    (ℓ_j the loss of ``pld.pmf[j]``) at once, for an untilted PLD (θ = 0).
+
+    All of them have the half-width step·h/2 and centres step·h apart on the grid, so the widened
+    ĝ of each is one kernel κ on the grid offsets, and the window sums Σ_j p_j·ĝ(ℓ_j − centre) are
+    the correlation of the P-masses with κ at the intervals' left edges: one FFT convolution, with
+    its entrywise float error bound (:func:`~dpcore.pld.pmf._convolve`) added. The masses beyond
+    the kernel's reach are bounded as in :func:`_g_bound`; the window is widened by a further
+    8u·max|ℓ| + 1e-12 nats against the float error of the offsets.
+    """
+    from .pmf import _convolve
+
+    if pld.theta != 0.0:
+        raise ValueError("interval_deficits needs an untilted PLD (theta = 0)")
+    v, w, fail = split_terms(pld, allowed)
+    fixed = pld.error_scale(0.0) * (pld.err + pld.moved + pld.bias) + 2.0 * pld.inf_moved + pld.edge + fail
+    if not (math.isfinite(v) and math.isfinite(w)):
+        return np.full(count, math.inf)
+    if w <= 0.0:  # no split moved any loss (:func:`_g_bound`)
+        return np.full(count, fixed * (1.0 + 1e-12))
+    h, n = pld.h, pld.pmf.size
+    half = 0.5 * step * h
+    top = (abs(pld.start) + n + abs(first) + (count + 1) * step) * h
+    m2 = (math.sqrt(w / 4.0) + w / 8.0) ** 2
+    scale = pld.error_scale(0.0)
+    masses = pld.pmf * (scale * (1.0 + (2.0 * abs(pld.log_scale) + 4.0) * _U))  # P-masses, rounded up
+    best = np.full(count, math.inf)
+    for rho in RHOS:
+        r = rho * math.sqrt(m2) + half + 8.0 * _U * top + 1e-12
+        log_k = -math.log1p(-1.0 / (rho * rho))
+        reach = r + w / 8.0 + 6.0 * math.sqrt(w)
+        span = int(math.ceil(reach / h)) + 1
+        offsets = np.arange(-span, span + step + 1)  # j − (left edge) over the window
+        kernel = np.exp(log_k + _log_g_hat(offsets * h - half, v, w, r))
+        # padded[i] = p_{i − span}: the window sum of the interval with left edge e is
+        # Σ_t padded[e + t]·κ[t] = (padded ∗ reversed κ)[e + len(κ) − 1]
+        padded = np.concatenate([np.zeros(span), masses, np.zeros(max(0, first + count * step + span + 1 - n))])
+        conv, entry = _convolve(padded, kernel[::-1].copy(), same=False)
+        left = first + np.arange(count) * step
+        expected = conv[left + kernel.size - 1] * (1.0 + 2.0 * kernel.size * _U) + entry + 1e-300 * kernel.size
+        t = max(reach - r - w / 8.0, 0.0)
+        log_outside = log_k - 2.0 * t * t / w + pld.log_scale
+        m_g = max(float(np.max(kernel)) * scale, math.exp(min(700.0, log_outside)))
+        outside = pld.tilted_total() * math.exp(min(700.0, log_outside))
+        best = np.minimum(best, expected + outside + (pld.err + pld.moved) * m_g)
+    return (fixed + best) * (1.0 + 1e-12)
 
 
 def epsilon_lower(pld: "GridPld", delta: float, upper: float) -> float:

@@ -162,13 +162,13 @@ def _cumulant(event: PrivacyEvent) -> Optional[np.ndarray]:
     """θ·D_{θ+1} of one leaf on :data:`TILTS` (its log-MGF), or None if the RDP accountant refuses it.
 
     A truncated-Poisson step (no RDP curve of its own) gets the log-MGF of its dominating direct
-    sum Σ wᵢ(Pᵢ, Qᵢ) (:func:`~dpcore.pld.batch_sampling.truncated_poisson_branches`): the MGFs of
+    sum Σ wᵢ(Pᵢ, Qᵢ) (:func:`~dpcore.truncation.truncated_poisson_branches`): the MGFs of
     the branches add with their weights, log Σ wᵢ·e^{Λᵢ(θ)} — exactly the untruncated step's curve
     when no batch reaches the cap, so both get the same tilt and grid."""
     from ..rdp_accountant import compute_rdp  # deferred: the RDP accountant imports the event tree
 
     if isinstance(event, TruncatedPoissonSampledEvent):
-        from .batch_sampling import truncated_poisson_branches
+        from ..truncation import truncated_poisson_branches
 
         try:
             branches = truncated_poisson_branches(event)

@@ -11,26 +11,40 @@ because α ↦ TPR(α) is concave and δ is its convex conjugate: δ(ε) = sup_�
 P(S) − e^ε Q(S) ≤ δ(ε)). The trade-off function of Dong, Roth and Su is f(α) = 1 − TPR(α).
 Every ε ∈ ℝ is allowed, negative ones included (they give the curve at large α).
 
-**Upper bound (certified).** The grid PLD of :func:`~dpcore.pld.accountant.composed_plds`
-dominates the exact pair in the Blackwell sense: its pessimistic splits make the exact (merged)
-pair a post-processing of the grid pair, truncation and upward rounding only move loss up — which
-raises δ(ε) = E_P[(1 − e^{ε−L})_+] at *every* real ε, as (1 − e^{ε−l})_+ increases in l — and
-composition preserves both (Zhu, Dong, Wang 2022, Thm 10). Its stored pmf differs from the exact
-grid pmf by at most ``err`` in ℓ1, so δ_grid(ε) ≤ δ_computed(ε) + err at every ε, and
+**The grid PLD** is composed untilted (θ = 0, :func:`~dpcore.pld.accountant.untilted_plds`), so
+that its error terms are absolute ℓ1 bounds on P-masses, valid at every ε alike.
+
+**Upper bound (certified).** The grid PLD D dominates the exact pair in the Blackwell sense: its
+pessimistic splits make the exact (merged) pair a post-processing of the grid pair, truncation,
+upward moves and upward rounding only add P-mass or move loss up — which raises
+δ(ε) = E_P[(1 − e^{ε−L})_+] at *every* real ε, as (1 − e^{ε−l})_+ increases in l — and
+composition preserves both (Zhu, Dong, Wang 2022, Thm 10). Its stored pmf differs from D's masses
+by at most ``err`` in ℓ1, so δ_D(ε) ≤ δ_computed(ε) + err at every ε, and
 
     TPR_exact(α) ≤ inf_ε (e^ε α + δ_computed(ε)) + err = ROC_computed(α) + err.
 
-**Lower bound (certified).** Each pessimistic split moves a loss by D with E_P[e^{−D}] = 1 within a
-window of width w, so the moves sum to more than c = Σw²/8 + sqrt(Σw²·ln(1/η)/2) with probability
-≤ η (Azuma–Hoeffding; with wide tail bins, except on an event of probability φ,
-:meth:`GridPld._shift`). Coupling the exact (merged) loss with the grid loss gives, at every real ε,
-δ_exact(ε) ≥ δ_grid(ε + c) − K with K = η + φ + err + bias + moved + edge (the terms of
-:meth:`GridPld.delta_bounds`). Taking the infimum over ε on both sides,
+**Lower bound (certified).** :func:`~dpcore.pld.lower.interval_deficit` gives, for any interval
+I = [a, b], a D_I ≥ 0 with δ_exact(ε) ≥ δ_computed(ε) − (its rounding) − D_I for *every* ε ∈ I:
+the Scarf second-order optimistic bound of :mod:`dpcore.pld.lower` (the split moves' Jensen gap,
+bounded by Scarf's inequality and the moves' sub-Gaussian tails, plus the error, move, rounding and
+cut terms), with its window widened by the half-width of I. Cover ℝ by (−∞, e₀], the intervals
+Iₖ = [eₖ, eₖ₊₁] (k < N) and [e_N, ∞). On Iₖ, since δ_exact is non-increasing and e^ε increasing,
 
-    TPR_exact(α) ≥ inf_ε (e^ε α + δ_grid(ε + c)) − K = ROC_grid(α·e^{−c}) − K,
+    inf_{ε∈Iₖ} (e^ε α + δ_exact(ε)) ≥ max(ROC_computed(α), e^{eₖ} α + δ_computed(eₖ₊₁)) − D_{Iₖ}
 
-a shift of the grid curve along the FPR axis (substitute ε′ = ε + c). Every η gives a valid bound;
-the best of :data:`ETAS` is kept, and TPR ≥ α always (a coin flip achieves it).
+(the first: δ_exact ≥ δ_computed − D on Iₖ; the second: the same at eₖ₊₁ with e^ε ≥ e^{eₖ}); on
+(−∞, e₀] the infimum is ≥ δ_exact(e₀) ≥ δ_computed(e₀) − D_{I₀}; on [e_N, ∞) it is ≥ e^{e_N} α.
+TPR_exact(α) is the least of these infima, so
+
+    TPR_exact(α) ≥ max(α, min(δ_computed(e₀) − D_{I₀}, minₖ [max(ROC_computed(α), e^{eₖ}α + δ_computed(eₖ₊₁)) − D_{Iₖ}], e^{e_N}α))
+
+(TPR ≥ α always: a coin flip achieves it). The deficit is second order in the split widths
+(O(V), V the splits' Scarf variance, where a Hoeffding shift is O(√(W·log(1/η)))), so the bracket
+closes as the grid is refined. The edges eₖ are grid losses, spaced by the Chebyshev window r of
+the Scarf bound (widening by about r costs little) but at most :data:`MAX_INTERVALS` across the
+grid, then doubling outwards over :data:`LEFT_REACH` / :data:`RIGHT_REACH` nats beyond it. The
+grid h is chosen by :func:`~dpcore.pld.accountant.untilted_plds` for a target deficit
+(``settings[0]``).
 
 **The grid curve in floating point.** For grid losses ℓ_j = (start + j)·h with P-masses p_j and
 p_∞ at +∞, ROC_grid(β) = min(1_P, min_j e^{ℓ_j}β + δ(ℓ_j)), 1_P = Σp_j + p_∞ (the limit ε → −∞),
@@ -39,10 +53,12 @@ e^{−ℓ_k} the Q-tail: g is unimodal with its minimum at the first j with F_{j
 δ(ℓ_j) = D_j + p_∞ come from the recurrence D_j = (1 − e^{−h})·A_j + e^{−h}·D_{j+1}, A_j = Σ_{k>j}
 p_k (all terms non-negative: D_j = Σ_{k>j} p_k (1 − e^{−(k−j)h})), so every computed D_j, A_j, F_j
 is within a relative γ_m = m·u/(1 − m·u), m = 4n + 16, of its exact value (Higham 2002, Lemma 3.1),
-and e^{ℓ_j} within (|ℓ_j| + 4)·u. The minimum is taken over the three grid points on each side of
+and e^{ℓ_j} within (|ℓ_j| + 4)·u; the untilted masses p_j = m̃_j·e^{log_scale} add (2|log_scale| + 4)·u.
+The minimum is taken over the three grid points on each side of
 the computed crossing: the exact crossing lies among them unless F is flat there to within 2γ_m,
 and across such a flat stretch g changes by less than a relative 2γ_m. The upper value is rounded
-up and the lower value down by 8γ_m (relative) plus 1e-300, which covers all of the above.
+up and the lower value down by 8γ_m (relative) plus 1e-300, which covers all of the above. Below
+the grid, δ(ε) = 1_P − e^ε·F_0 exactly (all mass lies above ε); above it, δ(ε) = p_∞.
 
 Two orders of neighbours (Poisson sampling, add_remove) give two curves; a bound for *every*
 attack between neighbours, in either direction, is their pointwise maximum (:class:`TradeoffCurve`
@@ -60,22 +76,32 @@ import numpy as np
 from .._jit import jit
 from .._validation import check_positive
 from ..events import PrivacyEvent
-from .accountant import _parts, composed_plds, number_of_orders
+from .accountant import _parts, number_of_orders, untilted_plds
+from .lower import RHOS, interval_deficit, interval_deficits, split_terms
 from .pmf import GridPld
 
-__all__ = ["ETAS", "RISK_SETTINGS", "GridCurve", "ReflectedCurve", "TradeoffCurve", "tradeoff_curve", "check_fpr"]
+__all__ = ["RISK_SETTINGS", "UPPER_SETTINGS", "GridCurve", "ReflectedCurve", "TradeoffCurve", "tradeoff_curve", "check_fpr"]
 
 _U = 2.0**-53
-#: failure probabilities η of the Hoeffding shift tried for the lower bound (each gives a valid
-#: bound; the largest lower value is kept)
-ETAS = (1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6, 1e-8, 1e-10)
-#: (leaf points per loss standard deviation, max bulk, extended uses) of the curves: 8× the
-#: accountant's leaf resolution (the lower bound's Hoeffding shift scales with the grid width,
-#: the upper bound hardly depends on it) and float64 FFTs only (their error bound, ~1e-8 for
-#: DP-SGD, is far below the TPR gap); chosen by benchmarks/bench_risk.py — the least resolution
-#: whose DP-SGD gap (q = 0.01, σ = 1.1, T = 10⁴) is ≤ 1e-3 at every FPR ≥ 1e-6
-RISK_SETTINGS = (1536, 32768, 1 << 30)
+#: (target deficit of the lower bound, longest characteristic-function window) of the curves: the
+#: grid whose splits' Scarf variance keeps the optimistic bound within about this much of the
+#: upper one at any FPR (:func:`~dpcore.pld.accountant.untilted_plds`); chosen by
+#: benchmarks/bench_risk.py — the DP-SGD gap (q = 0.01, σ = 1.1, T = 10⁴) is ≤ 1e-3 at every
+#: FPR ≥ 1e-6 with room to spare, and the Gaussian upper bounds are within 1e-9 of exact
+RISK_SETTINGS = (2e-4, 1 << 20)
+#: settings of curves read for their upper bound only (calibration to a risk target, the claimed
+#: curves of the f-DP audits): a coarser grid, the upper bound within ~6e-5 of the finest one on
+#: the DP-SGD run above at about half the cost (bench_risk.py)
+UPPER_SETTINGS = (1e-3, 1 << 20)
+#: most intervals of the lower bound's cover across the grid (:class:`GridCurve`)
+MAX_INTERVALS = 2048
+#: the cover's outer intervals reach this far (nats) below and above the grid: below, e^ε·F_0 is
+#: then negligible against δ; above, e^ε·α ≥ 1 for every α ≥ e^{−RIGHT_REACH}
+LEFT_REACH = 60.0
+RIGHT_REACH = 40.0
 _WINDOW = 3
+#: wide-split failure probability allowed in the lower bound (absolute, charged in full)
+FAIL_PROBABILITY = 1e-15
 
 
 @jit
@@ -97,18 +123,21 @@ def _gamma(m: int) -> float:
 
 
 class GridCurve:
-    """The ROC of one grid PLD with certified bounds on the exact pair's TPR (module docstring).
+    """The ROC of one untilted grid PLD with certified bounds on the exact pair's TPR (module docstring).
 
     Parameters
     ----------
     pld : GridPld
-        A composed grid PLD (one order of neighbours).
+        A composed grid PLD (one order of neighbours) with tilt θ = 0.
     """
 
     def __init__(self, pld: GridPld):
-        pmf = np.asarray(pld.pmf, dtype=np.float64)
-        n = pmf.size
+        if pld.theta != 0.0:
+            raise ValueError(f"GridCurve needs an untilted grid PLD (theta = 0); got theta={pld.theta!r}")
         self.pld = pld
+        scale = pld.error_scale(0.0)  # e^{log_scale}: tilted (normalised) units → P-masses
+        pmf = np.asarray(pld.pmf, dtype=np.float64) * scale
+        n = pmf.size
         self.ell = (pld.start + np.arange(n)) * pld.h
         d, a = _delta_at_grid(pmf, math.exp(-pld.h))
         self.delta = d + pld.inf_mass  # δ(ℓ_j) of the computed pmf (before the relative rounding)
@@ -117,7 +146,10 @@ class GridCurve:
             q = np.exp(np.log(pmf) - self.ell)
         self.q_tail = np.cumsum(q[::-1])[::-1]  # F_j: Q-mass of {L ≥ ℓ_j}
         self.total = float(np.sum(pmf)) + pld.inf_mass
-        self.rho = _gamma(4 * n + 16) + (float(np.max(np.abs(self.ell))) + 4.0) * _U if n else 0.0
+        self.err = pld.err * scale * (1.0 + 4.0 * _U)  # ℓ1 error of the P-masses
+        self.rho = (_gamma(4 * n + 16) + (float(np.max(np.abs(self.ell))) + 4.0) * _U
+                    + (2.0 * abs(pld.log_scale) + 4.0) * _U) if n else 0.0
+        self._cover: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray, float, float]] = None
 
     def _window(self, cross: np.ndarray) -> np.ndarray:
         offsets = np.arange(-_WINDOW, _WINDOW + 1)[None, :]
@@ -156,42 +188,120 @@ class GridCurve:
                         math.inf, np.maximum(best, 0.0))
         return best.reshape(v.shape)
 
-    def _lower_terms(self) -> Tuple[np.ndarray, np.ndarray]:
-        """(e^{−c_η}, K_η) of the lower bound for every η of :data:`ETAS` (module docstring)."""
-        p = self.pld
-        shifts = [p._shift(eta) for eta in ETAS]  # (c, φ) per η
-        factor = np.array([math.exp(-c) for c, _ in shifts])
-        charge = np.array([p.err + p.bias + p.moved + p.edge + eta + fail for eta, (_, fail) in zip(ETAS, shifts)])
-        return factor, charge * (1.0 + 8.0 * _U)
+    def _edges(self) -> Tuple[np.ndarray, int, int, int]:
+        """The cover's edges e₀ < … < e_N as grid indices (module docstring), and (i, k, s): edges
+        i … i + k are the core, k intervals of s grid steps from index 0 across the grid, s the
+        Scarf bound's Chebyshev window r (at least one grid step, at most :data:`MAX_INTERVALS`
+        intervals); beyond them the intervals double outwards (indices below 0 and above n − 1 are
+        grid losses without mass)."""
+        p, n = self.pld, self.ell.size
+        _, w, _ = split_terms(p, FAIL_PROBABILITY)
+        r = RHOS[0] * (math.sqrt(w / 4.0) + w / 8.0) if math.isfinite(w) else 0.0
+        step = max(1, int(r / p.h), -(-n // MAX_INTERVALS))
+        count = max(1, -(-(n - 1) // step))
+        left, right = [-step], [(count + 1) * step]
+        while -left[-1] * p.h < LEFT_REACH:
+            left.append(2 * left[-1])
+        while (right[-1] - count * step) * p.h < RIGHT_REACH:
+            right.append(count * step + 2 * (right[-1] - count * step))
+        edges = np.concatenate([np.array(left[::-1], dtype=np.int64), np.arange(count + 1, dtype=np.int64) * step,
+                                np.array(right, dtype=np.int64)])
+        return edges, len(left), count, step
+
+    def _delta_down(self, j: np.ndarray) -> np.ndarray:
+        """δ_computed at the grid indices j (any integers), rounded down: the recurrence's values on
+        the grid, 1_P − e^{ℓ_j}·F_0 below it, p_∞ above it."""
+        n = self.ell.size
+        ell = (self.pld.start + j) * self.pld.h
+        inside = np.clip(j, 0, n - 1)
+        with np.errstate(over="ignore", under="ignore"):
+            below = self.total * (1.0 - 8.0 * self.rho) - np.exp(ell) * self.q_tail[0] * (1.0 + 8.0 * self.rho
+                                                                                           + 4.0 * _U * np.abs(ell))
+        vals = np.where(j < 0, below, np.where(j >= n, self.pld.inf_mass, self.delta[inside] * (1.0 - 8.0 * self.rho)))
+        return np.maximum(vals - 1e-300, 0.0)
+
+    def _lower_terms(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
+        """(e^{eₖ} rounded down, δ_computed(eₖ₊₁) rounded down, D_{Iₖ}) for k < N, e^{e_N} rounded
+        down, and the left term δ_computed(e₀) − D_{I₀} (module docstring); computed once per curve."""
+        if self._cover is None:
+            p = self.pld
+            edges, first, count, step = self._edges()
+            loss = (p.start + edges) * p.h
+            deficits = np.empty(edges.size - 1)
+            deficits[first:first + count] = interval_deficits(p, 0, step, count, FAIL_PROBABILITY)
+            for k in [*range(first), *range(first + count, edges.size - 1)]:  # the outer intervals
+                a, b = loss[k], loss[k + 1]
+                deficits[k] = interval_deficit(p, 0.5 * (a + b), 0.5 * (b - a), FAIL_PROBABILITY)
+            with np.errstate(over="ignore"):
+                growth = np.exp(loss) * (1.0 - (np.abs(loss) + 4.0) * _U)
+            at_first = float(self._delta_down(edges[:1])[0])
+            self._cover = (growth[:-1], self._delta_down(edges[1:]), deficits, float(growth[-1]),
+                           (at_first - deficits[0]) - 4.0 * _U * (at_first + deficits[0]))
+        return self._cover
 
     def tpr_upper(self, fpr: np.ndarray) -> np.ndarray:
         """Certified upper bound on the exact pair's largest TPR at each FPR (in [0, 1])."""
         fpr = np.asarray(fpr, dtype=np.float64)
-        return np.minimum(1.0, self._grid_roc(fpr, +1) + self.pld.err * (1.0 + 4.0 * _U))
+        if self.ell.size == 0:
+            return np.minimum(1.0, np.maximum(fpr, self.pld.inf_mass + self.err))
+        return np.minimum(1.0, self._grid_roc(fpr, +1) + self.err)
 
     def tpr_lower(self, fpr: np.ndarray) -> np.ndarray:
         """Certified lower bound on the exact pair's largest TPR at each FPR (in [0, 1])."""
         fpr = np.asarray(fpr, dtype=np.float64)
-        factor, charge = self._lower_terms()
-        shifted = (factor * (1.0 - 4.0 * _U))[:, None] * fpr.ravel()[None, :]
-        best = np.max(self._grid_roc(shifted, -1) - charge[:, None], axis=0).reshape(fpr.shape)
-        return np.clip(np.maximum(best, fpr), 0.0, 1.0)
+        if self.ell.size == 0:
+            return fpr.copy()
+        growth, after, deficits, last, left = self._lower_terms()
+        flat = fpr.ravel()
+        roc = self._grid_roc(flat, -1)
+        out = np.empty(flat.size)
+        for lo in range(0, flat.size, 256):  # (FPRs × intervals) in chunks
+            a, r = flat[lo:lo + 256], roc[lo:lo + 256]
+            with np.errstate(over="ignore", invalid="ignore"):
+                mono = (growth[None, :] * a[:, None] + after[None, :]) * (1.0 - 4.0 * _U)
+                best = np.maximum(r[:, None], mono)
+                inner = np.min(best - deficits[None, :] - 4.0 * _U * (best + deficits[None, :]), axis=1)
+                out[lo:lo + 256] = np.minimum(np.minimum(inner, last * a * (1.0 - 2.0 * _U)), left)
+        return np.clip(np.maximum(out, flat), 0.0, 1.0).reshape(fpr.shape)
 
     def fpr_reaching_upper(self, tpr: np.ndarray) -> np.ndarray:
         """A lower bound of inf{α : TPR_exact(α) ≥ y} for each y: TPR ≤ ROC_computed + err, so no α
         below ROC_computed⁻¹(y − err) reaches y (capped at 1, where every TPR is 1)."""
         y = np.asarray(tpr, dtype=np.float64)
-        v = (y - self.pld.err * (1.0 + 4.0 * _U)) * (1.0 - 4.0 * _U)
+        if self.ell.size == 0:
+            return np.where(y <= self.pld.inf_mass + self.err, 0.0, y)
+        v = (y - self.err) * (1.0 - 4.0 * _U)
         return np.minimum(1.0, self._grid_inverse(v, -1))
 
     def fpr_reaching_lower(self, tpr: np.ndarray) -> np.ndarray:
-        """An upper bound of inf{α : TPR_exact(α) ≥ y} for each y: TPR(α) ≥ α (a coin flip) and
-        TPR(α) ≥ ROC_computed(α e^{−c}) − K, so α = y and α = e^{c}·ROC_computed⁻¹(y + K) reach y."""
+        """An upper bound of inf{α : TPR_exact(α) ≥ y} for each y: the least α whose
+        :meth:`tpr_lower` is ≥ y, rounded up — α = y (a coin flip), or, when the left term is ≥ y,
+        the largest over the intervals Iₖ of min(ROC_computed⁻¹(y + D_{Iₖ}), (y + D_{Iₖ} −
+        δ_computed(eₖ₊₁))/e^{eₖ}) and y/e^{e_N} (each term of the lower bound is non-decreasing in α)."""
         y = np.asarray(tpr, dtype=np.float64)
-        factor, charge = self._lower_terms()
-        need = (y.ravel()[None, :] + charge[:, None]) * (1.0 + 4.0 * _U)
-        reach = self._grid_inverse(need, +1) / (factor * (1.0 - 4.0 * _U))[:, None]
-        return np.minimum(np.min(reach, axis=0).reshape(y.shape), y)
+        if self.ell.size == 0:
+            return y.copy()
+        growth, after, deficits, last, left = self._lower_terms()
+        flat = y.ravel()
+        out = flat.copy()
+        floor = self._grid_inverse((flat + float(np.min(deficits))) * (1.0 + 4.0 * _U), +1)  # ≤ every ROC term
+        for lo in range(0, flat.size, 256):
+            v = flat[lo:lo + 256]
+            need = (v[:, None] + deficits[None, :]) * (1.0 + 4.0 * _U)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                excess = need - after[None, :] + 2.0 * _U * (need + after[None, :])
+                by_mono = np.maximum(excess, 0.0) / growth[None, :] * (1.0 + 4.0 * _U)
+                # max_k min(ROC⁻¹(need_k), by_mono_k): at least base; only k with by_mono_k > base can raise it
+                base = np.max(np.minimum(floor[lo:lo + 256, None], by_mono), axis=1)
+                rows, cols = np.nonzero(by_mono > base[:, None])
+                reach = base.copy()
+                if rows.size:
+                    terms = np.minimum(self._grid_inverse(need[rows, cols], +1), by_mono[rows, cols])
+                    np.maximum.at(reach, rows, terms)
+                reach = np.maximum(reach, v / last * (1.0 + 4.0 * _U))
+            reach = np.where(left >= v, reach, math.inf)
+            out[lo:lo + 256] = np.minimum(reach, v)
+        return np.minimum(out, 1.0).reshape(y.shape)
 
 
 def check_fpr(name: str, fpr: object) -> np.ndarray:
@@ -282,9 +392,9 @@ def tradeoff_curve(
     *,
     discretization: Optional[float] = None,
     tail_mass: float = 1e-12,
-    settings: Tuple[int, int, int] = RISK_SETTINGS,
+    settings: Tuple[float, int] = RISK_SETTINGS,
 ) -> TradeoffCurve:
-    """Compose ``event``'s dominating pairs (first order) once and return the certified curve.
+    """Compose ``event``'s dominating pairs (first order) once, untilted, and return the certified curve.
 
     Parameters
     ----------
@@ -293,10 +403,11 @@ def tradeoff_curve(
     discretization : float, optional
         Leaf loss-grid spacing h (nats); default from ``settings``.
     tail_mass : float
-        Total P-mass the truncations may move (> 0); it enters the lower bound.
-    settings : (int, int, int)
-        (leaf points per loss sd, max bulk, extended uses), see
-        :func:`~dpcore.pld.accountant.composed_plds` (default :data:`RISK_SETTINGS`).
+        Total P-mass the leaf cuts may move and the aliasing budget of each composition (> 0);
+        both enter the lower bound.
+    settings : (float, int)
+        (target deficit of the lower bound, in TPR; longest characteristic-function window), see
+        :func:`~dpcore.pld.accountant.untilted_plds` (default :data:`RISK_SETTINGS`).
 
     Returns
     -------
@@ -306,7 +417,8 @@ def tradeoff_curve(
         (the add order of a Poisson-subsampled leaf is the swap of its remove order).
     """
     tail_mass = check_positive("tail_mass", tail_mass)
-    plds, h = composed_plds(event, discretization=discretization, tail_mass=tail_mass, settings=settings,
+    gap, points = settings
+    plds, h = untilted_plds(event, gap=gap, tail_mass=tail_mass, max_points=points, discretization=discretization,
                             orders=[0])
     curves: list = [GridCurve(p) for p in plds]
     if curves and number_of_orders(_parts(event)) == 2:

@@ -67,17 +67,20 @@ def test_a_curve_without_the_reflected_order_misses_the_other_direction():
     assert np.any(one_order.tpr_upper(GRID) < exact - 1e-3)
 
 
-def test_the_lower_bound_needs_the_hoeffding_shift(monkeypatch):
-    """Planted bug: a lower bound read off the pessimistic grid without its shift lies above the exact curve."""
+def test_the_lower_bound_needs_the_scarf_deficit(monkeypatch):
+    """Planted bug: a lower bound read off the pessimistic grid without its Scarf deficit (the split
+    moves' Jensen gap, made uniform over each interval of ε) lies above the exact curve."""
     event = dpcore.SelfComposedEvent(dpcore.PoissonSampledEvent(dpcore.GaussianEvent(1.0), 0.1), 50)
-    sound = tradeoff_curve(event, settings=(64, 4096, 1 << 30))
+    sound = tradeoff_curve(event, settings=(1e-2, 1 << 16))
     a = np.geomspace(1e-3, 0.5, 40)
     lower, upper = sound.tpr_lower(a), sound.tpr_upper(a)
-    monkeypatch.setattr(type(sound.curves[0].pld), "_shift", lambda self, eta: (0.0, 0.0))
-    broken = sound.tpr_lower(a)
+    broken = tradeoff_curve(event, settings=(1e-2, 1 << 16))
+    monkeypatch.setattr(tradeoff, "interval_deficits", lambda pld, first, step, count, allowed: np.zeros(count))
+    monkeypatch.setattr(tradeoff, "interval_deficit", lambda pld, center, half, allowed: 0.0)
+    unsound = broken.tpr_lower(a)
     # the exact curve lies between the sound bounds; the broken "lower" bound reaches the upper one
-    assert np.all(broken > lower)
-    assert np.max(broken - upper) > -1e-7
+    assert np.all(unsound > lower)
+    assert np.max(unsound - upper) > -1e-7
 
 
 def test_pure_dp_and_laplace_curves_are_bracketed():
@@ -127,9 +130,9 @@ def test_gdp_bounds_of_a_subsampled_run():
 def test_calibrate_risk_returns_the_least_sigma_and_the_most_steps():
     cal = calibrate_risk(0.2, 0.05, sampling_rate=0.05, steps=100)
     assert cal.parameter == "noise_multiplier" and cal.tpr_upper <= 0.2
-    assert float(tradeoff_curve(cal.event, settings=(192, 4096, 1 << 30)).tpr_upper([0.05])[0]) <= 0.2
+    assert float(tradeoff_curve(cal.event, settings=tradeoff.UPPER_SETTINGS).tpr_upper([0.05])[0]) <= 0.2
     unsafe = dpcore.SelfComposedEvent(dpcore.PoissonSampledEvent(dpcore.GaussianEvent(cal.bracket[1]), 0.05), 100)
-    assert float(tradeoff_curve(unsafe, settings=(192, 4096, 1 << 30)).tpr_upper([0.05])[0]) > 0.2
+    assert float(tradeoff_curve(unsafe, settings=tradeoff.UPPER_SETTINGS).tpr_upper([0.05])[0]) > 0.2
     steps = calibrate_risk(0.2, 0.05, sampling_rate=0.05, noise_multiplier=cal.value)
     assert steps.parameter == "steps" and steps.value >= 100 and steps.tpr_upper <= 0.2
     assert steps.bracket == (steps.value, steps.value + 1)
@@ -190,5 +193,19 @@ def test_cli_calibrate_to_a_risk_target(capsys):
     assert record["tpr_upper"] <= 0.2 and record["noise_multiplier"] > 0 and record["relation"] == "add_remove"
 
 
-def test_etas_are_probabilities():
-    assert all(0 < e < 1 for e in tradeoff.ETAS)
+def test_the_lower_bound_covers_every_epsilon():
+    """The cover of the lower bound spans the grid and reaches far beyond it on both sides, and its
+    deficits are never below the pointwise optimistic bound's at the interval centres."""
+    from dpcore.pld.lower import FAIL_FRACTION, delta_lower
+
+    event = dpcore.SelfComposedEvent(dpcore.PoissonSampledEvent(dpcore.GaussianEvent(1.0), 0.1), 50)
+    grid = tradeoff_curve(event, settings=(1e-2, 1 << 16)).curves[0]
+    edges, first, count, step = grid._edges()
+    loss = (grid.pld.start + edges) * grid.pld.h
+    assert loss[0] <= grid.ell[0] - tradeoff.LEFT_REACH and loss[-1] >= grid.ell[-1] + tradeoff.RIGHT_REACH
+    assert np.all(np.diff(edges) > 0)
+    _, _, deficits, _, _ = grid._lower_terms()
+    for k in range(first, first + count, max(1, count // 25)):
+        centre = 0.5 * (loss[k] + loss[k + 1])
+        value, rounding = grid.pld.delta_grid(centre)
+        assert value - rounding - deficits[k] <= delta_lower(grid.pld, centre, FAIL_FRACTION ** -1 * 1e-15) + 1e-15
