@@ -128,6 +128,7 @@ def setup(
     X: object, y: object, *, loss: object, alpha: float, l1: float, constraint: object, radius: Optional[float],
     clip_norm: Optional[float], data_norm_bound: Optional[float], epsilon: Optional[float], delta: float,
     noise_multiplier: Optional[float], loss_params: Optional[dict] = None, penalty: str = "l2",
+    layouts: bool = False,
 ) -> Setup:
     """Validate everything a solver needs; resolve the per-example clip norm C.
 
@@ -137,6 +138,9 @@ def setup(
 
     ``penalty="l2"``: r = (alpha/2)‖w‖² + l1‖w‖₁; ``penalty="nonconvex"``: r = alpha·Σⱼ wⱼ²/(1 + wⱼ²)
     + l1‖w‖₁ (wang-jayaraman-evans-gu §7.1; ``alpha`` is its λ).
+
+    ``layouts=True``: the solver's kernels read every row layout of :mod:`algorithms.rows` (CSR kept sparse,
+    row scale, intercept column); otherwise ``data.X`` is a dense array (:func:`algorithms._data.prepare_data`).
     """
     start = time.perf_counter()
     if noise_multiplier is None:
@@ -155,7 +159,7 @@ def setup(
     if reg.l1 > 0 and con.kind == SIMPLEX:
         # Proj_C ∘ prox_{ηr} is the exact prox of r + I_C for the balls and the box, not for the simplex.
         raise ValueError("l1 must be 0 with constraint='simplex' (‖w‖₁ is constant on the simplex)")
-    data = prepare_data(X, y, lossobj.task, data_norm_bound)
+    data = prepare_data(X, y, lossobj.task, data_norm_bound, layouts=layouts)
     lossobj.check_targets(data.y)
     if clip_norm is not None:
         clip = check_positive("clip_norm", clip_norm)

@@ -271,7 +271,7 @@ def dp_accmd(
     steps = check_iterations("steps", steps)
     s = setup(X, y, loss=loss, alpha=alpha, l1=0.0, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params)
+              loss_params=loss_params, layouts=True)
     if smoothness is not None:
         L = check_positive("smoothness", smoothness)
     elif s.smoothness is not None:

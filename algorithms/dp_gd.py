@@ -30,6 +30,8 @@ import math
 from typing import Optional
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 import dpcore
 from dpcore._jit import jit
@@ -112,6 +114,26 @@ def _paper_privacy(event_fn, epsilon, delta, steps, c, noise_multiplier, account
                                "noise_multiplier": z}
 
 
+def _full_gradient_sum(kind, param, X, y, row_norms, w, clip, out, parallel):
+    """The clipped full-gradient sum of one DP-GD step (kernels only): multi-threaded when ``parallel`` and X
+    is a plain array (:func:`algorithms.clipping.clipped_gradient_sum_parallel_kernel`), else serial."""
+    raise TypeError("_full_gradient_sum is a Numba kernel helper")
+
+
+@overload(_full_gradient_sum)
+def _full_gradient_sum_impl(kind, param, X, y, row_norms, w, clip, out, parallel):
+    if isinstance(X, types.Array):  # Numba's parallel loops take arrays, not the row layouts of algorithms.rows
+        def impl(kind, param, X, y, row_norms, w, clip, out, parallel):
+            if parallel:
+                return clipped_gradient_sum_parallel_kernel(kind, param, X, y, row_norms, w, clip, out)
+            return clipped_gradient_sum_kernel(kind, param, X, y, row_norms, w, clip, out)
+        return impl
+
+    def serial(kind, param, X, y, row_norms, w, clip, out, parallel):
+        return clipped_gradient_sum_kernel(kind, param, X, y, row_norms, w, clip, out)
+    return serial
+
+
 @jit
 def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, steps, lr, clip, sigma, out_index, rng,
                  parallel=False, nonconvex=0.0, momentum=0.0):
@@ -139,10 +161,7 @@ def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, st
                 u[j] = w[j] + momentum * (w[j] - snaps[t - 1, j])
         else:
             u[:] = w
-        if parallel:
-            clipped += clipped_gradient_sum_parallel_kernel(kind, param, X, y, row_norms, u, clip, g)
-        else:
-            clipped += clipped_gradient_sum_kernel(kind, param, X, y, row_norms, u, clip, g)
+        clipped += _full_gradient_sum(kind, param, X, y, row_norms, u, clip, g, parallel)
         if sigma > 0.0:
             g += gaussian_noise_kernel(rng, d, sigma)
         releases += 1
@@ -255,7 +274,8 @@ def dp_gd(
     parallel : bool
         Opt-in: sum the clipped per-example gradients on all Numba threads
         (``numba.set_num_threads``). Default single-threaded (the machines are shared). Same
-        privacy; results equal the serial ones up to floating-point summation order.
+        privacy; results equal the serial ones up to floating-point summation order. Dense X only
+        (``ValueError`` for sparse X or the estimators' intercept / row-scale layouts).
     tol : float or None
         ``epsilon=inf`` only: no privacy budget, so F is minimised over C to gradient-mapping norm
         ≤ ``tol`` (:func:`algorithms._solver_common.noise_off_result`) instead of running T steps;
@@ -271,7 +291,10 @@ def dp_gd(
     check_choice("output", output, ("last", "random"))
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params, penalty=penalty)
+              loss_params=loss_params, penalty=penalty, layouts=True)
+    if parallel and not isinstance(s.data.X, np.ndarray):
+        raise ValueError("parallel=True needs a dense X (the multi-threaded sum reads plain arrays); got sparse X or "
+                         "an estimator's intercept / row-scale layout")
     steps = default_steps(s.data.n, epsilon) if steps is None else check_iterations("steps", steps)
     classification = s.loss.task == "classification"  # the benchmarked rules (regression: Alg. 4's defaults)
     lr = default_step(learning_rate, s, default_step_factor(s.data.n, epsilon, steps) if classification

@@ -232,7 +232,7 @@ def dp_sgd(
         raise ValueError(f"relation must be {natural!r} for sampling={sampling!r} (the analysis dpcore uses); got {relation!r}")
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params, penalty=penalty)
+              loss_params=loss_params, penalty=penalty, layouts=True)
     n = s.data.n  # read below only under replace_one (fixed batches), where n is public
     if batch_size is None:
         batch_size = default_batch_size(epsilon)
