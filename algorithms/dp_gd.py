@@ -30,8 +30,6 @@ import math
 from typing import Optional
 
 import numpy as np
-from numba import types
-from numba.extending import overload
 
 import dpcore
 from dpcore._jit import jit
@@ -114,35 +112,15 @@ def _paper_privacy(event_fn, epsilon, delta, steps, c, noise_multiplier, account
                                "noise_multiplier": z}
 
 
-def _full_gradient_sum(kind, param, X, y, row_norms, w, clip, out, parallel):
-    """The clipped full-gradient sum of one DP-GD step (kernels only): multi-threaded when ``parallel`` and X
-    is a plain array (:func:`algorithms.clipping.clipped_gradient_sum_parallel_kernel`), else serial."""
-    raise TypeError("_full_gradient_sum is a Numba kernel helper")
-
-
-@overload(_full_gradient_sum)
-def _full_gradient_sum_impl(kind, param, X, y, row_norms, w, clip, out, parallel):
-    if isinstance(X, types.Array):  # Numba's parallel loops take arrays, not the row layouts of algorithms.rows
-        def impl(kind, param, X, y, row_norms, w, clip, out, parallel):
-            if parallel:
-                return clipped_gradient_sum_parallel_kernel(kind, param, X, y, row_norms, w, clip, out)
-            return clipped_gradient_sum_kernel(kind, param, X, y, row_norms, w, clip, out)
-        return impl
-
-    def serial(kind, param, X, y, row_norms, w, clip, out, parallel):
-        return clipped_gradient_sum_kernel(kind, param, X, y, row_norms, w, clip, out)
-    return serial
-
-
 @jit
 def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, steps, lr, clip, sigma, out_index, rng,
-                 parallel=False, nonconvex=0.0, momentum=0.0):
+                 parallel=None, nonconvex=0.0, momentum=0.0):
     """Run ``steps`` noisy full-gradient steps (wang-ye-xu-2017 Alg. 4).
 
     Returns (output iterate, iterates after every step (steps+1, d), noisy releases, clipped count).
     ``sigma`` is the noise std on the gradient *sum*; ``out_index`` = index of the returned iterate
     (``steps`` for the last one); ``rng`` is the caller's ``numpy.random.Generator`` (advanced in place).
-    ``parallel`` sums the clipped gradients on all Numba threads. ``nonconvex``: λ of the
+    ``parallel`` True sums the clipped gradients on all Numba threads (plain arrays only); None: serial. ``nonconvex``: λ of the
     data-independent penalty λΣⱼwⱼ²/(1 + wⱼ²), whose exact gradient joins the step. ``momentum`` μ:
     the gradient is taken at u = x_t + μ(x_t − x_{t−1}) and the step starts from u (μ = 0: Alg. 4).
     """
@@ -161,7 +139,10 @@ def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, st
                 u[j] = w[j] + momentum * (w[j] - snaps[t - 1, j])
         else:
             u[:] = w
-        clipped += _full_gradient_sum(kind, param, X, y, row_norms, u, clip, g, parallel)
+        if parallel is not None:  # None prunes this branch at compile time (the row layouts have no parallel sum)
+            clipped += clipped_gradient_sum_parallel_kernel(kind, param, X, y, row_norms, u, clip, g)
+        else:
+            clipped += clipped_gradient_sum_kernel(kind, param, X, y, row_norms, u, clip, g)
         if sigma > 0.0:
             g += gaussian_noise_kernel(rng, d, sigma)
         releases += 1
@@ -324,7 +305,7 @@ def dp_gd(
     w, snaps, releases, clipped = dp_gd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, w_init, s.reg.alpha, s.reg.l1,
         s.constraint.kind, s.constraint.radius, steps, lr, s.clip, z * sens, out_index, gen,
-        bool(parallel), s.reg.nonconvex, mu)
+        True if parallel else None, s.reg.nonconvex, mu)
     check_counts(releases, event)
     return finish("dp_gd", s, w, snaps, step=lr, event=event, privacy=privacy, z=z, sensitivity=sens,
                   grad_evals=steps * s.data.n, trace=trace,
