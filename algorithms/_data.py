@@ -29,7 +29,8 @@ from dpcore._validation import check_positive
 from .clipping import row_norms_kernel, vector_norm
 from .rows import NO_SCALE, CSRRows, DenseRows, margins_kernel
 
-__all__ = ["Data", "Design", "as_design", "prepare_data", "validate_features", "validate_labels", "check_row_norms",
+__all__ = ["Data", "Design", "as_design", "prepare_data", "validate_features", "validate_labels", "validate_class_codes",
+           "check_row_norms",
            "admitted_norm_bound", "MAX_DENSE_BYTES"]
 
 LABELS_01 = "{0, 1} mapped to {-1, +1} (0 -> -1, 1 -> +1)"
@@ -142,6 +143,31 @@ class Design:
         """Rows (xᵢ, c): a virtual constant last column of value c > 0 (X is not copied)."""
         c = float(c)
         return replace(self, rows=self._rebuild(self.scale, c), row_norms=_with_intercept_norms(self.x_norms, c))
+
+    def row_values(self, i: int) -> np.ndarray:
+        """The stored entries of row i as given (before scale and intercept)."""
+        r = self.rows
+        if isinstance(r, CSRRows):
+            return r.data[r.indptr[i]:r.indptr[i + 1]]
+        return (r.X if isinstance(r, DenseRows) else r)[i]
+
+    def scales_to_norm(self, rows: np.ndarray, bound: float) -> tuple[np.ndarray, np.ndarray]:
+        """(sᵢ, ‖sᵢ·xᵢ‖₂) for the given rows so that the scaled row has computed norm ≤ ``bound``: sᵢ = R/‖xᵢ‖₂,
+        stepped down while fl(sᵢ·‖xᵢ‖₂) > R. A row whose norm overflows float64 is first scaled by 2⁻ᵉ
+        (exact; 2ᵉ above its largest entry), so it too gets its true scale."""
+        nrm = self.x_norms[rows].copy()
+        e = np.zeros(rows.shape[0], dtype=np.int64)
+        for k in np.flatnonzero(~np.isfinite(nrm)):  # rare: a norm beyond float64
+            x = self.row_values(int(rows[k]))
+            e[k] = math.frexp(float(np.max(np.abs(x))))[1]
+            nrm[k] = vector_norm(np.ldexp(x, -e[k]))
+        scale = np.ldexp(bound / nrm, -e)
+        while True:  # ldexp(s, e)·nrm = fl(s·‖x‖) without overflow (a subnormal s: its own rounding counts)
+            scaled = np.ldexp(scale, e) * nrm
+            high = scaled > bound
+            if not high.any():
+                return scale, scaled
+            scale[high] = np.nextafter(scale[high], 0.0)
 
     def margins(self, w: np.ndarray) -> np.ndarray:
         """⟨row i, w⟩ for every row (w of length d)."""
@@ -311,6 +337,15 @@ def validate_labels(y: object, n: int, task: str) -> tuple[np.ndarray, Optional[
     )
 
 
+def validate_class_codes(y: object, n: int, k: int) -> np.ndarray:
+    """Labels of a k-class fit as float64 codes in {0, …, k − 1} (``ValueError`` otherwise)."""
+    arr, _ = validate_labels(y, n, "regression")
+    if not np.all((arr >= 0) & (arr < k) & (arr == np.floor(arr))):
+        raise ValueError(f"y must hold class codes 0..{k - 1} for classes={k}; got values "
+                         f"{sorted(set(np.unique(arr).tolist()))[:5]}")
+    return arr
+
+
 NORM_RTOL = 1e-9
 
 
@@ -339,17 +374,20 @@ def admitted_norm_bound(bound: float, d: int) -> float:
 
 
 def prepare_data(X: object, y: object, task: str, data_norm_bound: Optional[float] = None,
-                 layouts: bool = False) -> Data:
+                 layouts: bool = False, classes: Optional[int] = None) -> Data:
     """Validate (X, y) for ``task``; check ‖xᵢ‖₂ ≤ ``data_norm_bound`` when one is given.
 
     ``layouts=True``: the solver's kernels read every layout of :mod:`algorithms.rows` (CSR, row scale,
     intercept column), so ``Data.X`` keeps it; otherwise ``Data.X`` is a dense array (copied from such a
-    layout, with its row norms recomputed).
+    layout, with its row norms recomputed). ``classes=k``: labels are class codes 0..k−1 (a softmax fit).
     """
     design = as_design(X, keep_sparse=layouts)
     if not layouts and not isinstance(design.rows, np.ndarray):
         design = as_design(design.toarray())
-    yv, mapping = validate_labels(y, design.n, task)
+    if classes is None:
+        yv, mapping = validate_labels(y, design.n, task)
+    else:
+        yv, mapping = validate_class_codes(y, design.n, classes), None
     if data_norm_bound is not None:
         check_row_norms(design.row_norms, check_positive("data_norm_bound", data_norm_bound))
     return Data(design.rows, yv, design.row_norms, mapping)

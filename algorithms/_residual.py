@@ -19,12 +19,11 @@ of floating-point arithmetic with unit roundoff u = 2⁻⁵³, γ_k = ku/(1 − 
 3.1, 4.3):
 
 * margins: |ẑᵢ − zᵢ| ≤ γ_{d+3} ‖w‖ R (a dot product in any order, FMA allowed; the rows of
-  :mod:`algorithms.rows` add at most three roundings — the product by a row scale sᵢ, and the product
-  and sum of an intercept entry);
+  :mod:`algorithms.rows` are exact data fl(sᵢ·xᵢⱼ), so this only leaves slack);
 * derivative: |ĉᵢ − ℓ'(zᵢ)| ≤ e_c = e_eval + c₂ γ_{d+3} ‖w‖ R, with e_eval = 32u·c for logistic and
   Huber (a few correctly-rounded operations and one ``exp``) and 32u·c·(1 + 1/h) for the smoothed
   hinge of half-width h (its subtraction 1 + h − m);
-* the mean (1/n) Σᵢ ĉᵢ xᵢ: the products (ĉᵢ·sᵢ)·xᵢⱼ round twice, the final division once; the sum
+* the mean (1/n) Σᵢ ĉᵢ xᵢ: the products and the final division round once each (3u of slack kept); the sum
   is Neumaier-compensated, |error| ≤ (2u + 4nu²) Σ|aᵢ| per coordinate (Higham 2002, §4.3) — no
   error growing with n at first order. In ℓ2 over coordinates,
   ‖error‖ ≤ e_c R + (6u + 4nu²)(c + e_c) R;
@@ -70,18 +69,18 @@ def _neumaier_add(s: np.ndarray, comp: np.ndarray, j: int, a: float) -> None:
 @jit
 def _compensated_mean_gradient(kind: int, param: float, X, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """(1/n) Σᵢ ℓ'(⟨w, xᵢ⟩, yᵢ) xᵢ with Neumaier-compensated sums per coordinate (any layout of
-    :mod:`algorithms.rows`: the entries of sᵢxᵢ are formed as (ℓ'·sᵢ)·xᵢⱼ, the intercept entry as ℓ'·c)."""
+    :mod:`algorithms.rows`: the row entries fl(sᵢ·xᵢⱼ) as the kernels form them, the intercept entry c)."""
     n, d = X.shape
     s = np.zeros(d)
     comp = np.zeros(d)
     c0 = row_intercept(X)
     for i in range(n):
         c = loss_deriv(kind, param, row_dot(X, i, w), y[i])
-        cs = c * row_scale(X, i)
+        sc = row_scale(X, i)
         lo, hi = row_span(X, i)
         for k in range(lo, hi):
             j, v = row_entry(X, i, k)
-            _neumaier_add(s, comp, j, cs * v)
+            _neumaier_add(s, comp, j, c * (sc * v))
         if c0 != 0.0:
             _neumaier_add(s, comp, d - 1, c * c0)
     out = np.empty(d)

@@ -36,6 +36,7 @@ from ._solver_common import (
     finish, initial_point, iteration_count, noise_off_result, setup,
 )
 from .clipping import clipped_batch_gradient_sum_kernel, clipped_sum_sensitivity
+from .multiclass import softmax_clipped_sum_kernel
 from .regularizers import nonconvex_gradient_kernel, prox_gradient_step_kernel
 from .result import SolverResult
 
@@ -86,11 +87,13 @@ def fixed_batch_kernel(rng, perm, b):
 
 @jit
 def dp_sgd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, steps, lr, clip, sigma,
-                  poisson, q, batch, denom, snap_every, rng, nonconvex=0.0):
+                  poisson, q, batch, denom, snap_every, rng, nonconvex=0.0, classes=None):
     """Run ``steps`` DP-SGD steps. Returns (w, snapshots every ``snap_every`` steps, releases,
     gradient evaluations, clipped count). ``rng``: the caller's ``numpy.random.Generator`` (advanced in place).
-    ``nonconvex``: λ of the data-independent penalty λΣⱼwⱼ²/(1 + wⱼ²), whose exact gradient joins the step."""
-    n, d = X.shape
+    ``nonconvex``: λ of the data-independent penalty λΣⱼwⱼ²/(1 + wⱼ²), whose exact gradient joins the step.
+    ``classes`` k: softmax weights (w0 of length k·d, labels are class codes; :mod:`algorithms.multiclass`)."""
+    n = X.shape[0]
+    d = w0.shape[0]
     w = w0.copy()
     g = np.empty(d)
     idx = np.arange(n)
@@ -105,7 +108,10 @@ def dp_sgd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, s
         else:
             fixed_batch_kernel(rng, idx, batch)
             count = batch
-        clipped += clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, count, clip, g)
+        if classes is not None:  # None prunes the branch at compile time
+            clipped += softmax_clipped_sum_kernel(X, y, row_norms, w, classes, idx, True, count, clip, g)
+        else:
+            clipped += clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, count, clip, g)
         evals += count
         if sigma > 0.0:
             g += gaussian_noise_kernel(rng, d, sigma)
@@ -178,6 +184,7 @@ def dp_sgd(
     trace: bool = False,
     loss_params: Optional[dict] = None,
     tol: Optional[float] = 1e-9,
+    classes: Optional[int] = None,
 ) -> SolverResult:
     """Differentially private minibatch SGD with per-example clipping (Abadi et al. 2016, Alg. 1).
 
@@ -218,6 +225,8 @@ def dp_sgd(
         ``epsilon=inf`` only: F is minimised over C to this gradient-mapping tolerance instead of
         running the T steps (:func:`algorithms._solver_common.noise_off_result`); ``None`` runs
         the T steps with the noise off.
+    classes : int, optional
+        k ≥ 3: softmax on labels 0..k−1, as :func:`algorithms.dp_gd.dp_gd` (same event as binary).
 
     Returns
     -------
@@ -232,7 +241,7 @@ def dp_sgd(
         raise ValueError(f"relation must be {natural!r} for sampling={sampling!r} (the analysis dpcore uses); got {relation!r}")
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params, penalty=penalty, layouts=True)
+              loss_params=loss_params, penalty=penalty, layouts=True, classes=classes)
     n = s.data.n  # read below only under replace_one (fixed batches), where n is public
     if batch_size is None:
         batch_size = default_batch_size(epsilon)
@@ -259,7 +268,7 @@ def dp_sgd(
     w, snaps, releases, evals, clipped = dp_sgd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
         s.reg.l1, s.constraint.kind, s.constraint.radius, T, lr, s.clip, z * sens, sampling == "poisson", q, b,
-        float(b), min(per_pass, T), gen, s.reg.nonconvex)
+        float(b), min(per_pass, T), gen, s.reg.nonconvex, s.classes)
     check_counts(releases, event)
     if T % min(per_pass, T):
         snaps = np.vstack([snaps, w])

@@ -52,13 +52,14 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from typing import Any, Dict, Optional
 
 import numpy as np
 
-from dpcore._validation import check_positive
+from dpcore._validation import check_choice, check_delta, check_positive
 
-from ._data import validate_features
+from ._data import Design, as_design
 from .approx_objective_perturbation import approx_objective_perturbation
 from .approximate_minima_perturbation import approximate_minima_perturbation
 from .dp_accmd import dp_accmd
@@ -74,6 +75,8 @@ from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled
 from .rrpsgd import rrpsgd
 from .sufficient_statistics import adassp
 from .label_set import label_set
+from .multiclass import ovr_budget, ovr_privacy
+from ._solver_common import as_generator
 from .seeding import warn_if_fixed_seed
 
 __all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SOLVERS", "AUTO_ALPHA_C"]
@@ -128,6 +131,8 @@ AUTO_INTERCEPT_FRACTION = 0.5
 #: seed best at 7–9), 30 at ε = 10.
 AUTO_SVRG_EPOCH_DIVISOR = 40
 AUTO_ALPHA_REGRESSION_MAX = 0.1
+#: solvers with a softmax kernel (algorithms.multiclass): multi_class="auto" fits k ≥ 3 classes with one softmax model
+MULTINOMIAL_SOLVERS = ("dp_gd", "dp_sgd")
 _PERTURBATION_SOLVERS = ("objective_perturbation", "approximate_minima_perturbation", "approx_objective_perturbation")
 
 SOLVERS = {
@@ -147,6 +152,19 @@ SOLVERS = {
     "dp_srm": dp_srm,
     "rrpsgd": rrpsgd,
 }
+
+
+def _labels_1d(y: object) -> np.ndarray:
+    """``y`` as a 1-D array; a column vector is accepted with scikit-learn's ``DataConversionWarning``."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        if _DataConversionWarning is not None:
+            warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled",
+                          _DataConversionWarning, stacklevel=3)
+        return y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be a 1-D array of labels / targets; got shape {y.shape}")
+    return y
 
 
 def _store_params(est: object, params: Dict[str, Any]) -> None:
@@ -201,23 +219,19 @@ class _FallbackRegressor:
         return float(1.0 - res / tot) if tot > 0 else 0.0
 
 
+class _FallbackNotFittedError(ValueError, AttributeError):
+    """Raised by predict / decision_function before fit (scikit-learn's ``NotFittedError`` when installed)."""
+
+
 try:  # scikit-learn is an optional extra
     from sklearn.base import BaseEstimator as _Base
     from sklearn.base import ClassifierMixin as _ClassifierMixin
     from sklearn.base import RegressorMixin as _RegressorMixin
+    from sklearn.exceptions import DataConversionWarning as _DataConversionWarning
+    from sklearn.exceptions import NotFittedError
 except ImportError:  # pragma: no cover - exercised by a subprocess test without sklearn
     _Base, _ClassifierMixin, _RegressorMixin = _FallbackBase, _FallbackClassifier, _FallbackRegressor
-
-
-def _scaled_row_norms(X: np.ndarray):
-    """(‖xᵢ‖₂, xᵢ/maxⱼ|xᵢⱼ|, ‖xᵢ/maxⱼ|xᵢⱼ|‖₂) per row, computed on the max-scaled rows so that tiny
-    entries do not underflow (a norm of 0) and huge ones do not overflow before the comparison with R."""
-    scale = np.max(np.abs(X), axis=1) if X.shape[1] else np.zeros(X.shape[0])
-    safe = np.where(scale > 0, scale, 1.0)
-    unit = X / safe[:, None]
-    unit_norms = np.linalg.norm(unit, axis=1)
-    with np.errstate(over="ignore"):
-        return scale * unit_norms, unit, np.where(unit_norms > 0, unit_norms, 1.0)
+    NotFittedError, _DataConversionWarning = _FallbackNotFittedError, None
 
 
 class _DPLinearModel(_Base):
@@ -230,13 +244,16 @@ class _DPLinearModel(_Base):
             raise ValueError(f"solver must be one of {tuple(SOLVERS)}; got {self.solver!r}")
         return SOLVERS[self.solver]
 
-    def _design(self, X: np.ndarray, fitting: bool) -> np.ndarray:
-        X = validate_features(X)
+    def _design(self, X: object, fitting: bool) -> Design:
+        """X validated once (:func:`algorithms._data.as_design`: dense kept as given, sparse as CSR, row norms)."""
+        if not fitting and not hasattr(self, "coef_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        D = as_design(X)
         if fitting:
-            self.n_features_in_ = X.shape[1]
-        elif X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have {self.n_features_in_} features (as in fit); got {X.shape[1]}")
-        return X
+            self.n_features_in_ = D.d
+        elif D.d != self.n_features_in_:
+            raise ValueError(f"X must have {self.n_features_in_} features (as in fit); got {D.d}")
+        return D
 
     def _fit_scaled_targets(self, X: np.ndarray, y: object, loss_params: Dict[str, Any], extra: Dict[str, Any]):
         """Regression: with a public ``target_bound`` B, check |yᵢ| ≤ B (``ValueError`` naming the worst
@@ -244,7 +261,7 @@ class _DPLinearModel(_Base):
         public ``target_range`` (lo, hi), likewise check lo ≤ yᵢ ≤ hi and fit on (y − m)/h ∈ [−1, 1]
         (m, h the public midpoint and half-width; the intercept gets m back). The solver is told the
         bound 1 of the scaled targets (``extra["target_bound"]``, used by AdaSSP's sensitivity)."""
-        y = np.asarray(y, dtype=np.float64).ravel()
+        y = np.asarray(_labels_1d(y), dtype=np.float64)
         rng_ = getattr(self, "target_range", None)
         if self.target_bound is None and rng_ is None:
             return self._fit_weights(X, y, loss_params, extra)
@@ -310,17 +327,18 @@ class _DPLinearModel(_Base):
         self.intercept_scaling_ = check_positive("intercept_scaling", self.intercept_scaling)
         return self.intercept_scaling_
 
-    def _clip_rows(self, X: np.ndarray, fitting: bool = False) -> np.ndarray:
+    def _row_map(self, D: Design, fitting: bool = False) -> Design:
         """The public per-record map applied in fit and predict: rows with ‖xᵢ‖₂ > R rescaled to norm R —
         every such row with ``clip_data=True``; otherwise only rows within float rounding of the bound,
         R < ‖xᵢ‖₂ ≤ R(1 + ``ROW_NORM_RTOL``) (e.g. unit-norm rows stored as float32), and in ``fit`` any
         other row above R is a ``ValueError``. The map is per record and data-independent, and its
-        output rows satisfy the bound R, so the sensitivity analysis for R holds unchanged."""
+        output rows satisfy the bound R, so the sensitivity analysis for R holds unchanged. It is a
+        per-row scale read by the kernels (:mod:`algorithms.rows`): X is not copied."""
         R = check_positive("data_norm_bound", self.data_norm_bound)
-        norms, unit, unit_norms = _scaled_row_norms(X)
+        norms = D.x_norms
         over = norms > R
         if not over.any():
-            return X
+            return D
         if not self.clip_data:
             beyond = np.flatnonzero(norms > R * (1.0 + ROW_NORM_RTOL))
             if fitting and beyond.size:
@@ -329,30 +347,63 @@ class _DPLinearModel(_Base):
                                  f"a relative {ROW_NORM_RTOL:g} above the bound); rescale X, raise data_norm_bound, "
                                  "or pass clip_data=True to rescale such rows to norm data_norm_bound")
             over &= norms <= R * (1.0 + ROW_NORM_RTOL)  # predict: only the rounding map of fit
-        X = X.copy()
-        X[over] = unit[over] * (R / unit_norms[over])[:, None]
-        still = _scaled_row_norms(X)[0] > R  # rounding of the rescaling: step below R
-        X[still] *= 1.0 - 1e-12
-        return X
+        rows = np.flatnonzero(over)
+        scale, scaled = np.ones(D.n), norms.copy()
+        scale[rows], scaled[rows] = D.scales_to_norm(rows, R)
+        return D.with_row_scale(scale, scaled)
 
-    def _fit_weights(self, X: np.ndarray, y: np.ndarray, loss_params: Dict[str, Any], extra: Dict[str, Any]):
+    def _solver_rows(self, D: Design) -> tuple[Design, float]:
+        """(the rows the solver reads — row map and intercept column —, their public norm bound)."""
         R = check_positive("data_norm_bound", self.data_norm_bound)
-        X = self._clip_rows(X, fitting=True)
-        bound = R
+        D = self._row_map(D, fitting=True)
+        if not self.fit_intercept:
+            return D, R
+        c = self._intercept_scaling()
+        return D.with_intercept(c), math.nextafter(math.sqrt(R * R + c * c), math.inf)
+
+    def _fit_weights(self, D: Design, y: np.ndarray, loss_params: Dict[str, Any], extra: Dict[str, Any]):
+        """Fit one weight vector on labels / targets ``y`` (binary ±1 or scaled regression targets)."""
+        D, bound = self._solver_rows(D)
+        res = self._solve(D, y, bound, loss_params, extra, self.epsilon, self.delta)
+        self._store_weights(np.asarray(res.weights, dtype=np.float64))
+        self.privacy_ = res.privacy
+        self._keep(res)
+        return self
+
+    def _store_weights(self, w: np.ndarray) -> None:
+        """coef_ / intercept_ from solver weights (last column: the intercept feature c)."""
         if self.fit_intercept:
             c = self._intercept_scaling()
-            X = np.hstack([X, np.full((X.shape[0], 1), c)])
-            bound = math.nextafter(math.sqrt(R * R + c * c), math.inf)
+            self.coef_, self.intercept_ = w[..., :-1].copy(), w[..., -1] * c
+            if w.ndim == 1:
+                self.intercept_ = float(self.intercept_)
+        else:
+            self.coef_ = w.copy()
+            self.intercept_ = 0.0 if w.ndim == 1 else np.zeros(w.shape[0])
+
+    def _keep(self, res) -> None:
+        if self.keep_diagnostics:  # opt-in, not private (class docstring)
+            self.result_ = res
+            self.n_gradient_evaluations_ = int(np.sum([r.n_gradient_evaluations for r in np.atleast_1d(res)]))
+
+    def _solve(self, D: Design, y: np.ndarray, bound: float, loss_params: Dict[str, Any], extra: Dict[str, Any],
+               epsilon: float, delta: float, rng: Any = None, **overrides: Any):
+        """The one place where the solver is chosen and called: ``self.solver`` on rows ``D`` (norms ≤ ``bound``)
+        at (``epsilon``, ``delta``) with noise from ``rng`` (default ``random_state``); ``overrides`` are keyword
+        arguments of the estimator's own making (e.g. the number of classes of a softmax fit)."""
         solver = self._solver_fn()
         rs = self.random_state
         if not (rs is None or isinstance(rs, np.random.Generator)
                 or isinstance(rs, (int, np.integer)) and not isinstance(rs, bool) and rs >= 0):
             raise ValueError(f"random_state must be None (fresh OS entropy), an int seed >= 0 (tests only) or a "
                              f"numpy.random.Generator; got {rs!r}")
-        warn_if_fixed_seed(rs, type(self).__name__)
+        if rng is None:
+            warn_if_fixed_seed(rs, type(self).__name__)
+            rng = rs
         accepted = inspect.signature(solver).parameters
         kwargs = dict(self.solver_params or {})
         kwargs.update({k: v for k, v in extra.items() if k in accepted})  # e.g. clip_norm: gradient solvers only
+        kwargs.update(overrides)
         if self.solver == "dp_sgd":  # replace-one accounting, like every other solver (module docstring)
             kwargs.setdefault("sampling", "without_replacement")
             if kwargs["sampling"] != "without_replacement":
@@ -362,8 +413,8 @@ class _DPLinearModel(_Base):
         if self.solver in GRADIENT_SOLVERS:
             kwargs.setdefault("accountant", ESTIMATOR_ACCOUNTANT)
         default_batch = accepted["batch_size"].default if "batch_size" in accepted else None
-        if isinstance(default_batch, int) and default_batch > X.shape[0] and "batch_size" not in kwargs:
-            kwargs["batch_size"] = X.shape[0]  # a solver default larger than the data: the full batch (n public)
+        if isinstance(default_batch, int) and default_batch > D.n and "batch_size" not in kwargs:
+            kwargs["batch_size"] = D.n  # a solver default larger than the data: the full batch (n public)
         if self.keep_diagnostics and "trace" in accepted:
             kwargs.setdefault("trace", True)
         supplied = {"loss", "epsilon", "delta", "alpha", "data_norm_bound", "rng", "loss_params", *kwargs}
@@ -378,26 +429,17 @@ class _DPLinearModel(_Base):
                 raise ValueError(f"penalty={penalty!r} needs a solver that takes it (dp_gd, dp_sgd, dp_srm, rrpsgd); "
                                  f"got solver={self.solver!r}")
             kwargs["penalty"] = penalty
-        res = solver(
-            X, y, loss=self._loss, epsilon=self.epsilon, delta=self.delta, alpha=self._alpha(X.shape, penalty),
-            data_norm_bound=bound, rng=self.random_state, loss_params=loss_params or None, **kwargs,
-        )
-        w = np.asarray(res.weights, dtype=np.float64)
-        if self.fit_intercept:
-            self.coef_, self.intercept_ = w[:-1].copy(), float(w[-1] * self._intercept_scaling())
-        else:
-            self.coef_, self.intercept_ = w.copy(), 0.0
-        self.privacy_ = res.privacy
-        if self.keep_diagnostics:  # opt-in, not private (class docstring)
-            self.result_ = res
-            self.n_gradient_evaluations_ = int(res.n_gradient_evaluations)
-        return self
+        return solver(D, y, loss=self._loss, epsilon=epsilon, delta=delta, alpha=self._alpha((D.n, D.d), penalty),
+                      data_norm_bound=bound, rng=rng, loss_params=loss_params or None, **kwargs)
 
-    def decision_function(self, X: np.ndarray) -> np.ndarray:
-        """⟨w, x⟩ + b for every row (the margin / the regression prediction)."""
-        if not hasattr(self, "coef_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
-        return self._clip_rows(self._design(X, False)) @ self.coef_ + self.intercept_
+    def decision_function(self, X: object) -> np.ndarray:
+        """⟨w, x⟩ + b for every row (the margin / the regression prediction); shape (n, k) for a classifier
+        of k ≥ 3 classes. The row map of ``fit`` is applied (rows within rounding of R, or all rows above
+        R with ``clip_data=True``, rescaled to norm R)."""
+        D = self._row_map(self._design(X, False))
+        coef = np.atleast_2d(self.coef_)
+        out = np.column_stack([D.margins(w) for w in coef]) + self.intercept_
+        return out[:, 0] if np.ndim(self.coef_) == 1 else out
 
 
 class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
@@ -461,33 +503,79 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     def __init__(self, solver: str = "objective_perturbation", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
                  fit_intercept: bool = True, intercept_scaling: float = 1.0, data_norm_bound: float = 1.0,
                  clip_data: bool = False, classes: Optional[Any] = None, random_state: Any = None,
-                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False, penalty: str = "l2") -> None:
+                 solver_params: Optional[dict] = None, keep_diagnostics: bool = False, penalty: str = "l2",
+                 multi_class: str = "auto") -> None:
         _store_params(self, locals())
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> "DPLogisticRegression":
+    def fit(self, X: object, y: object) -> "DPLogisticRegression":
         """Fit privately; see the class docstring for what ``privacy_`` covers."""
-        X = self._design(X, True)
-        y = np.asarray(y).ravel()
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"y must have one label per row of X ({X.shape[0]}); got {y.shape[0]}")
-        classes = np.asarray(self.classes) if self.classes is not None else label_set(None, y, type(self).__name__)
-        if classes.shape != (2,) or classes[0] == classes[1]:
-            raise ValueError(f"classes must be exactly two distinct labels; got {classes.tolist()}")
+        D = self._design(X, True)
+        y = _labels_1d(y)
+        if y.shape[0] != D.n:
+            raise ValueError(f"y must have one label per row of X ({D.n}); got {y.shape[0]}")
+        classes = label_set(self.classes, y, type(self).__name__)
+        if classes.shape[0] < 2:
+            raise ValueError(f"classes must hold at least two distinct labels (a classifier cannot be trained on one "
+                             f"class); got {classes.tolist()}")
         if not np.all(np.isin(y, classes)):
             raise ValueError(f"y must contain only the labels {classes.tolist()}")
         self.classes_ = classes
-        return self._fit_weights(X, np.where(y == classes[1], 1.0, -1.0), {}, {})
+        if classes.shape[0] == 2:
+            self.multi_class_ = "binary"
+            return self._fit_weights(D, np.where(y == classes[1], 1.0, -1.0), {}, {})
+        return self._fit_multiclass(D, np.searchsorted(classes, y).astype(np.float64), classes.shape[0])
 
-    def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        """P(class) per row, shape (n, 2), columns in ``classes_`` order (logistic link)."""
+    def _multi_class(self) -> str:
+        """``multi_class="auto"``: ``"multinomial"`` for the solvers with a softmax kernel (one release of the
+        whole gradient matrix per step: no budget split), ``"ovr"`` otherwise (module constant
+        ``MULTINOMIAL_SOLVERS``; class docstring)."""
+        choice = check_choice("multi_class", self.multi_class, ("auto", "ovr", "multinomial"))
+        if choice == "auto":
+            return "multinomial" if self.solver in MULTINOMIAL_SOLVERS else "ovr"
+        if choice == "multinomial" and self.solver not in MULTINOMIAL_SOLVERS:
+            raise ValueError(f"multi_class='multinomial' needs a solver with a softmax kernel {MULTINOMIAL_SOLVERS}; "
+                             f"got solver={self.solver!r} (use multi_class='ovr')")
+        return choice
+
+    def _fit_multiclass(self, D: Design, codes: np.ndarray, k: int) -> "DPLogisticRegression":
+        """k ≥ 3 classes: one softmax fit, or k one-vs-rest fits under the budget split of
+        :func:`algorithms.multiclass.ovr_budget` composed into one dpcore event (:func:`ovr_privacy`)."""
+        self.multi_class_ = self._multi_class()
+        D, bound = self._solver_rows(D)
+        if self.multi_class_ == "multinomial":
+            res = self._solve(D, codes, bound, {}, {}, self.epsilon, self.delta, classes=k)
+            self._store_weights(np.asarray(res.weights, dtype=np.float64))
+            self.privacy_ = res.privacy
+            self._keep(res)
+            return self
+        delta = check_delta("delta", self.delta) if self.delta != 0.0 else 0.0
+        eps_k, delta_k = ovr_budget(check_positive("epsilon", self.epsilon, allow_inf=True), delta, k)
+        warn_if_fixed_seed(self.random_state, type(self).__name__)
+        gen = as_generator(self.random_state)  # one stream: the k fits draw independent noise
+        results = [self._solve(D, np.where(codes == c, 1.0, -1.0), bound, {}, {}, eps_k, delta_k, rng=gen)
+                   for c in range(k)]
+        self._store_weights(np.vstack([np.asarray(r.weights, dtype=np.float64) for r in results]))
+        self.privacy_event_, self.privacy_ = ovr_privacy([r.privacy for r in results], eps_k, delta_k, delta)
+        self._keep(results)
+        return self
+
+    def predict_proba(self, X: object) -> np.ndarray:
+        """P(class) per row, shape (n, k), columns in ``classes_`` order: the logistic link (two classes),
+        softmax of the margins (multinomial) or the normalised one-vs-rest sigmoids (ovr)."""
         z = self.decision_function(X)
-        p1 = 0.5 * (1.0 + np.tanh(0.5 * z))
-        return np.column_stack([1.0 - p1, p1])
+        if z.ndim == 1:
+            p1 = 0.5 * (1.0 + np.tanh(0.5 * z))
+            return np.column_stack([1.0 - p1, p1])
+        if self.multi_class_ == "multinomial":
+            e = np.exp(z - z.max(axis=1, keepdims=True))
+        else:
+            e = 0.5 * (1.0 + np.tanh(0.5 * z))
+        return e / e.sum(axis=1, keepdims=True)
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """The more likely class of each row."""
-        margins = self.decision_function(X)
-        return self.classes_[(margins > 0).astype(int)]
+    def predict(self, X: object) -> np.ndarray:
+        """The most likely class of each row."""
+        z = self.decision_function(X)
+        return self.classes_[(z > 0).astype(int) if z.ndim == 1 else np.argmax(z, axis=1)]
 
 
 class _DPRegressor(_RegressorMixin, _DPLinearModel):
@@ -611,7 +699,7 @@ class DPHuberRegressor(_DPRegressor):
             self.huber_delta_ = AUTO_HUBER_DELTA if scaled else 1.0
         else:
             self.huber_delta_ = check_positive("huber_delta", self.huber_delta)
-        return self._fit_scaled_targets(X, y, {"huber_delta": self.huber_delta_}, self._solver_defaults(X.shape[0]))
+        return self._fit_scaled_targets(X, y, {"huber_delta": self.huber_delta_}, self._solver_defaults(X.n))
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """⟨w, x⟩ + b."""
@@ -677,7 +765,7 @@ class DPLinearRegression(_DPRegressor):
             self.clip_norm_ = AUTO_CLIP_FRACTION * math.sqrt(R * R + c * c)
         else:
             self.clip_norm_ = check_positive("clip_norm", self.clip_norm)
-        return self._fit_scaled_targets(X, y, {}, {"clip_norm": self.clip_norm_, **self._solver_defaults(X.shape[0])})
+        return self._fit_scaled_targets(X, y, {}, {"clip_norm": self.clip_norm_, **self._solver_defaults(X.n)})
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """⟨w, x⟩ + b."""

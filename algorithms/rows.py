@@ -10,11 +10,12 @@ serves three layouts (Numba compiles one version per layout):
 * :class:`CSRRows` — a canonical CSR matrix (``data``, ``indices``, ``indptr``: sorted, no duplicate
   entries), with the same optional scale and intercept. Nothing is densified.
 
-Row i is the exact real vector ``(sᵢ·xᵢ, c)``; its ℓ2 norm (the one the clipping and the sensitivity
-use) is computed once, by :func:`algorithms._data.design_row_norms` through
-:func:`algorithms.clipping.vector_norm`. The accessors round like a materialised row up to two extra
-roundings per entry (the product by sᵢ), which the clip margin :func:`algorithms.clipping.clip_margin`
-(``(2d + 16)·2⁻⁵³``) and the residual certificate of :mod:`algorithms._residual` include.
+Row i is the vector ``(fl(sᵢ·xᵢⱼ))ⱼ`` followed by c: every accessor forms the product sᵢ·xᵢⱼ of each
+entry before using it, so the kernels compute exactly what they would on the materialised row. Its ℓ2
+norm (the one the clipping and the sensitivity use) is computed once by :mod:`algorithms._data` through
+:func:`algorithms.clipping.vector_norm`: fl(sᵢ·‖xᵢ‖₂), combined with c as ‖(·, c)‖₂ — within a few
+roundings of the materialised row's norm, which the clip margin :func:`algorithms.clipping.clip_margin`
+(``(2d + 16)·2⁻⁵³``) and :func:`algorithms._data.admitted_norm_bound` include.
 
 Accessors (usable only inside Numba kernels; the plain-Python versions serve ``ndarray`` only):
 
@@ -107,10 +108,13 @@ def _row_dot(X, i, w):
             A = X.X
             d0 = A.shape[1]
             s = 0.0
-            for j in range(d0):
-                s += A[i, j] * w[j]
             if X.scale.shape[0] > 0:
-                s *= X.scale[i]
+                sc = X.scale[i]
+                for j in range(d0):
+                    s += (sc * A[i, j]) * w[j]
+            else:
+                for j in range(d0):
+                    s += A[i, j] * w[j]
             if X.intercept != 0.0:
                 s += X.intercept * w[d0]
             return s
@@ -118,10 +122,13 @@ def _row_dot(X, i, w):
     if kind == "csr":
         def impl(X, i, w):
             s = 0.0
-            for k in range(X.indptr[i], X.indptr[i + 1]):
-                s += X.data[k] * w[X.indices[k]]
             if X.scale.shape[0] > 0:
-                s *= X.scale[i]
+                sc = X.scale[i]
+                for k in range(X.indptr[i], X.indptr[i + 1]):
+                    s += (sc * X.data[k]) * w[X.indices[k]]
+            else:
+                for k in range(X.indptr[i], X.indptr[i + 1]):
+                    s += X.data[k] * w[X.indices[k]]
             if X.intercept != 0.0:
                 s += X.intercept * w[X.shape[1] - 1]
             return s
@@ -149,17 +156,25 @@ def _row_axpy(a, X, i, out):
         def impl(a, X, i, out):
             A = X.X
             d0 = A.shape[1]
-            b = a * X.scale[i] if X.scale.shape[0] > 0 else a
-            for j in range(d0):
-                out[j] += b * A[i, j]
+            if X.scale.shape[0] > 0:
+                sc = X.scale[i]
+                for j in range(d0):
+                    out[j] += a * (sc * A[i, j])
+            else:
+                for j in range(d0):
+                    out[j] += a * A[i, j]
             if X.intercept != 0.0:
                 out[d0] += a * X.intercept
         return impl
     if kind == "csr":
         def impl(a, X, i, out):
-            b = a * X.scale[i] if X.scale.shape[0] > 0 else a
-            for k in range(X.indptr[i], X.indptr[i + 1]):
-                out[X.indices[k]] += b * X.data[k]
+            if X.scale.shape[0] > 0:
+                sc = X.scale[i]
+                for k in range(X.indptr[i], X.indptr[i + 1]):
+                    out[X.indices[k]] += a * (sc * X.data[k])
+            else:
+                for k in range(X.indptr[i], X.indptr[i + 1]):
+                    out[X.indices[k]] += a * X.data[k]
             if X.intercept != 0.0:
                 out[X.shape[1] - 1] += a * X.intercept
         return impl
@@ -187,7 +202,8 @@ def _row_span(X, i):
 
 
 def row_entry(X, i, k):
-    """(column, stored value) of entry k of row i (k from :func:`row_span`; before the row scale)."""
+    """(column, stored value) of entry k of row i (k from :func:`row_span`; before the row scale: the
+    entry of the row is ``row_scale(X, i) * value``)."""
     raise TypeError("row_entry is a Numba kernel helper")
 
 

@@ -133,7 +133,11 @@ def test_data_norm_bound_is_enforced_or_clipped_explicitly():
     [
         (lambda: DPLogisticRegression(solver="sgd").fit(X, Y01), "solver"),
         (lambda: DPLogisticRegression(epsilon=0.0).fit(X, Y01), "epsilon"),
-        (lambda: DPLogisticRegression().fit(X, np.arange(N) % 3), "two"),
+        (lambda: DPLogisticRegression().fit(X, np.zeros(N)), "two distinct"),
+        (lambda: DPLogisticRegression(classes=[0, 1, 2]).fit(X, np.arange(N) % 4), "labels"),
+        (lambda: DPLogisticRegression(solver="objective_perturbation", multi_class="multinomial").fit(
+            X, np.arange(N) % 3), "softmax"),
+        (lambda: DPLogisticRegression().fit(X + 1j, Y01), "complex"),
         (lambda: DPLogisticRegression(classes=[0, 2]).fit(X, Y01), "labels"),
         (lambda: DPLogisticRegression(solver="objective_perturbation").fit(np.full_like(X, np.nan), Y01), "finite"),
         (lambda: DPLinearRegression(solver="objective_perturbation").fit(X, Y), "Lipschitz"),
@@ -184,13 +188,14 @@ CORE = ("dp_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp", "dp_accmd", "output_perturba
 
 @pytest.mark.parametrize("solver", CORE)
 def test_sparse_input_equals_dense_and_one_relation(solver):
-    """CSR input (what load_svmlight_file returns) gives the model of the dense array (same seed), and
-    every solver reports replace_one by default (DP-SGD run without replacement) — issue 15.2, 15.4."""
+    """CSR input (what load_svmlight_file returns), kept sparse, gives the model of the dense array (same
+    seed) to rounding, and every solver reports replace_one by default (DP-SGD run without replacement) —
+    issue 15.2, 15.4, 26.1."""
     import scipy.sparse as sp
 
     dense = DPLogisticRegression(solver=solver, random_state=3).fit(X, Y01)
     sparse = DPLogisticRegression(solver=solver, random_state=3).fit(sp.csr_matrix(X), Y01)
-    np.testing.assert_array_equal(sparse.coef_, dense.coef_)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
     assert dense.privacy_.relation == "replace_one" and dense.privacy_.epsilon <= 1.0
 
