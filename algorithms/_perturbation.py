@@ -258,48 +258,59 @@ EXPLICIT_HESSIAN_MAX_D = 256
 CG_MAX_ITER = 500
 
 
-def _newton_direction(X, h: np.ndarray, ridge: float, g: np.ndarray, gnorm: float) -> Tuple[np.ndarray, int]:
-    """(p, Hessian-vector products used) with p ≈ −H⁻¹g for H = Xᵀdiag(h)X/n + ridge·I: exact (Cholesky of the
-    blocked Gram matrix) for d ≤ ``EXPLICIT_HESSIAN_MAX_D``, else preconditioned CG to the relative residual
-    min(0.1, √‖g‖) (inexact Newton, superlinear; the accuracy of the returned point is checked separately)."""
+#: Newton keeps its Hessian for the next step when a full step shrank ‖∇J‖ at least this much (the iterate
+#: then moves little, and the old Hessian still contracts the gradient fast); any slower step refreshes it.
+HESSIAN_REUSE_RATIO = 0.05
+
+
+def _hessian_solver(X, h: np.ndarray, ridge: float):
+    """(solve, products) for H = Xᵀdiag(h)X/n + ridge·I: ``solve(g, gnorm)`` returns (p ≈ −H⁻¹g, Hessian-vector
+    products used). Exact (Cholesky of the blocked Gram matrix, ``products`` = 0) for d ≤
+    ``EXPLICIT_HESSIAN_MAX_D``, else preconditioned CG to the relative residual min(0.1, √‖g‖) (inexact
+    Newton, superlinear; the accuracy of the returned point is checked separately)."""
     n, d = X.shape
     if d <= EXPLICIT_HESSIAN_MAX_D:
         H = weighted_gram(X, np.sqrt(h)) / n
         H[np.diag_indices(d)] += ridge
         try:
-            return -scipy.linalg.cho_solve(scipy.linalg.cho_factor(H, check_finite=False), g, check_finite=False), 0
+            factor = scipy.linalg.cho_factor(H, check_finite=False)
+            return (lambda g, gnorm: (-scipy.linalg.cho_solve(factor, g, check_finite=False), 0)), 0
         except (np.linalg.LinAlgError, ValueError):
-            try:
-                return -np.linalg.solve(H, g), 0
-            except np.linalg.LinAlgError:
-                return -g, 0
+            def dense(g, gnorm):
+                try:
+                    return -np.linalg.solve(H, g), 0
+                except np.linalg.LinAlgError:
+                    return -g, 0
+            return dense, 0
     diag = np.empty(d)
     hessian_diagonal_kernel(X, h, diag)
     diag = diag / n + ridge
     diag[~(diag > 0.0)] = 1.0
-    hv = np.empty(d)
-    p = np.zeros(d)
-    r = -g
-    s = r / diag
-    q = s.copy()
-    rs = float(r @ s)
-    target = min(0.1, math.sqrt(gnorm)) * gnorm
-    for it in range(1, CG_MAX_ITER + 1):
-        hessian_vector_kernel(X, h, q, hv)
-        hv = hv / n + ridge * q
-        curv = float(q @ hv)
-        if not curv > 0.0:
-            break
-        step = rs / curv
-        p += step * q
-        r -= step * hv
-        if float(np.linalg.norm(r)) <= target:
-            return p, it
-        s = r / diag
-        rs_new = float(r @ s)
-        q = s + (rs_new / rs) * q
-        rs = rs_new
-    return (p if p.any() else -g), CG_MAX_ITER
+
+    def cg(g, gnorm):
+        hv = np.empty(d)
+        p = np.zeros(d)
+        r = -g
+        q = r / diag
+        rs = float(r @ q)
+        target = min(0.1, math.sqrt(gnorm)) * gnorm
+        for it in range(1, CG_MAX_ITER + 1):
+            hessian_vector_kernel(X, h, q, hv)
+            hv = hv / n + ridge * q
+            curv = float(q @ hv)
+            if not curv > 0.0:
+                break
+            step = rs / curv
+            p += step * q
+            r -= step * hv
+            if float(np.linalg.norm(r)) <= target:
+                return p, it
+            s = r / diag
+            rs_new = float(r @ s)
+            q = s + (rs_new / rs) * q
+            rs = rs_new
+        return (p if p.any() else -g), CG_MAX_ITER
+    return cg, 0
 
 
 def newton_solve(
@@ -308,8 +319,9 @@ def newton_solve(
 ) -> Tuple[np.ndarray, float, int, list]:
     """Minimise ``J(w) = (1/n)Σℓ(w; xᵢ, yᵢ) + (ridge/2)‖w‖² + ⟨linear, w⟩`` by damped Newton.
 
-    Newton direction from the exact GLM Hessian ``Xᵀ diag(ℓ'') X / n + ridge·I`` (:func:`_newton_direction`:
-    formed by blocks for small d, Newton-CG beyond), Armijo backtracking on J (at J's floating-point
+    Newton direction from the exact GLM Hessian ``Xᵀ diag(ℓ'') X / n + ridge·I`` (:func:`_hessian_solver`:
+    formed by blocks for small d, Newton-CG beyond; kept for the next step after a full step that shrank
+    ‖∇J‖ by ``HESSIAN_REUSE_RATIO``), Armijo backtracking on J (at J's floating-point
     resolution a step is accepted if it decreases ‖∇J‖); stops when ``‖∇J(w)‖₂ ≤ tol``. ``X`` may be any
     layout of :mod:`algorithms.rows` (dense, CSR, row scale, intercept column): memory O(n + d²) besides X,
     no n×d temporary. Returns ``(w, ‖∇J(w)‖₂, gradient evaluations (per-example; a Hessian-vector
@@ -327,10 +339,14 @@ def newton_solve(
     evals = n
     iterates = [w.copy()]
     gnorm = float(np.linalg.norm(g))
+    solve, refresh = None, True
     for _ in range(max_iter):
         if gnorm <= tol:
             break
-        step, products = _newton_direction(X, loss.second_deriv(z, y), ridge, g, gnorm)
+        if refresh:
+            solve, products = _hessian_solver(X, loss.second_deriv(z, y), ridge)
+            evals += products * n
+        step, products = solve(g, gnorm)
         evals += products * n
         slope = float(g @ step)
         if not slope < 0.0:
@@ -351,7 +367,8 @@ def newton_solve(
         w, f = w_new, f_new
         g, g_new = g_new, g
         z, z_new = z_new, z
-        gnorm = float(np.linalg.norm(g))
+        previous, gnorm = gnorm, float(np.linalg.norm(g))
+        refresh = not (t == 1.0 and gnorm <= HESSIAN_REUSE_RATIO * previous)
         iterates.append(w.copy())
     if not gnorm <= tol:
         raise RuntimeError(
