@@ -29,7 +29,7 @@ from dpcore._validation import check_positive
 from .clipping import row_norms_kernel, vector_norm
 from .rows import NO_SCALE, CSRRows, DenseRows, margins_kernel
 
-__all__ = ["Data", "Design", "as_design", "prepare_data", "validate_features", "validate_labels", "validate_class_codes",
+__all__ = ["Data", "Design", "DataTypeError", "as_design", "prepare_data", "validate_features", "validate_labels", "validate_class_codes",
            "check_row_norms",
            "admitted_norm_bound", "MAX_DENSE_BYTES"]
 
@@ -192,10 +192,26 @@ class Design:
         return out
 
 
+class DataTypeError(ValueError, TypeError):
+    """X holds something that is not a real number (a ``ValueError``, and a ``TypeError`` as NumPy's
+    conversion error is)."""
+
+
 def _refuse_complex(dtype: np.dtype) -> None:
     if np.issubdtype(dtype, np.complexfloating):
-        raise ValueError("X must be real; complex values are not supported (got dtype "
+        raise ValueError("X must be real: Complex data not supported (got dtype "
                          f"{dtype}); pass the real part or a real feature map explicitly")
+
+
+def _check_shape(shape: tuple) -> None:
+    """n ≥ 1 rows and d ≥ 1 columns (scikit-learn's wording)."""
+    if len(shape) != 2:
+        raise ValueError(f"X must be a 2-D array; got shape {shape}. Reshape your data either using "
+                         "X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is a single sample")
+    if shape[0] < 1:
+        raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum of 1 is required (X)")
+    if shape[1] < 1:
+        raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required (X)")
 
 
 def _sparse_rows(X) -> CSRRows:
@@ -237,9 +253,7 @@ def as_design(X: object, keep_sparse: bool = True) -> Design:
     if isinstance(X, Design):
         return X
     if _is_sparse(X):
-        shape = tuple(int(v) for v in X.shape)
-        if len(shape) != 2 or shape[0] < 1 or shape[1] < 1:
-            raise ValueError(f"X must be a 2-D array with at least one row and column; got shape {shape}")
+        _check_shape(tuple(int(v) for v in X.shape))
         rows = _sparse_rows(X)
         bad = _first_nonfinite(rows.data)
         if bad >= 0:
@@ -267,11 +281,10 @@ def validate_features(X: object) -> np.ndarray:
     try:
         arr = np.ascontiguousarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        if isinstance(exc, TypeError) and "complex" in str(exc):
-            raise ValueError("X must be real; complex values are not supported") from exc
-        raise ValueError(f"X must be a 2-D array of real numbers; got {type(X).__name__}") from exc
-    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ValueError(f"X must be a 2-D array with at least one row and column; got shape {arr.shape}")
+        if "complex" in str(exc):
+            raise ValueError("X must be real: Complex data not supported") from exc
+        raise DataTypeError(f"X must be a 2-D array of real numbers; got {type(X).__name__} ({exc})") from exc
+    _check_shape(arr.shape)
     if _first_nonfinite(arr.reshape(-1)) >= 0:
         raise ValueError("X must contain only finite values (no NaN or inf)")
     return arr

@@ -156,6 +156,8 @@ SOLVERS = {
 
 def _labels_1d(y: object) -> np.ndarray:
     """``y`` as a 1-D array; a column vector is accepted with scikit-learn's ``DataConversionWarning``."""
+    if y is None:
+        raise ValueError("this estimator requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         if _DataConversionWarning is not None:
@@ -234,6 +236,20 @@ except ImportError:  # pragma: no cover - exercised by a subprocess test without
     NotFittedError, _DataConversionWarning = _FallbackNotFittedError, None
 
 
+def dp_estimator_tags(tags: Any, sparse: bool) -> Any:
+    """scikit-learn ≥ 1.6 tags of a private estimator: ``sparse`` input accepted or not; ``poor_score`` (the
+    noise a private fit adds on scikit-learn's small check data costs accuracy: the checks' score
+    thresholds do not apply); ``target_tags.required``."""
+    tags.input_tags.sparse = sparse
+    tags.target_tags.required = True
+    if getattr(tags, "classifier_tags", None) is not None:
+        tags.classifier_tags.poor_score = True
+        tags.classifier_tags.multi_class = True
+    if getattr(tags, "regressor_tags", None) is not None:
+        tags.regressor_tags.poor_score = True
+    return tags
+
+
 class _DPLinearModel(_Base):
     """Shared fit machinery: data checks, intercept column, solver dispatch, fitted attributes."""
 
@@ -252,7 +268,8 @@ class _DPLinearModel(_Base):
         if fitting:
             self.n_features_in_ = D.d
         elif D.d != self.n_features_in_:
-            raise ValueError(f"X must have {self.n_features_in_} features (as in fit); got {D.d}")
+            raise ValueError(f"X has {D.d} features, but {type(self).__name__} is expecting {self.n_features_in_} "
+                             "features as input (as in fit)")
         return D
 
     def _fit_scaled_targets(self, X: np.ndarray, y: object, loss_params: Dict[str, Any], extra: Dict[str, Any]):
@@ -432,7 +449,7 @@ class _DPLinearModel(_Base):
         return solver(D, y, loss=self._loss, epsilon=epsilon, delta=delta, alpha=self._alpha((D.n, D.d), penalty),
                       data_norm_bound=bound, rng=rng, loss_params=loss_params or None, **kwargs)
 
-    def decision_function(self, X: object) -> np.ndarray:
+    def _linear_predict(self, X: object) -> np.ndarray:
         """⟨w, x⟩ + b for every row (the margin / the regression prediction); shape (n, k) for a classifier
         of k ≥ 3 classes. The row map of ``fit`` is applied (rows within rounding of R, or all rows above
         R with ``clip_data=True``, rescaled to norm R)."""
@@ -513,6 +530,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         y = _labels_1d(y)
         if y.shape[0] != D.n:
             raise ValueError(f"y must have one label per row of X ({D.n}); got {y.shape[0]}")
+        if self.classes is None and y.dtype.kind == "f" and not np.all(y == np.round(y)):
+            raise ValueError("Unknown label type: continuous (a classifier takes class labels; use a regressor, or "
+                             "pass the public label set as classes=)")
         classes = label_set(self.classes, y, type(self).__name__)
         if classes.shape[0] < 2:
             raise ValueError(f"classes must hold at least two distinct labels (a classifier cannot be trained on one "
@@ -524,6 +544,11 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
             self.multi_class_ = "binary"
             return self._fit_weights(D, np.where(y == classes[1], 1.0, -1.0), {}, {})
         return self._fit_multiclass(D, np.searchsorted(classes, y).astype(np.float64), classes.shape[0])
+
+    def __sklearn_tags__(self):
+        """Sparse input (kept sparse by every solver that reads the row layouts of :mod:`algorithms.rows`),
+        poor score under noise (:func:`dp_estimator_tags`)."""
+        return dp_estimator_tags(super().__sklearn_tags__(), sparse=True)
 
     def _multi_class(self) -> str:
         """``multi_class="auto"``: ``"multinomial"`` for the solvers with a softmax kernel (one release of the
@@ -559,6 +584,11 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         self._keep(results)
         return self
 
+    def decision_function(self, X: object) -> np.ndarray:
+        """Margins ⟨w, x⟩ + b: shape (n,) for two classes (of ``classes_[1]``), (n, k) for k ≥ 3 (one column per
+        class, in ``classes_`` order). The row map of ``fit`` is applied."""
+        return self._linear_predict(X)
+
     def predict_proba(self, X: object) -> np.ndarray:
         """P(class) per row, shape (n, k), columns in ``classes_`` order: the logistic link (two classes),
         softmax of the margins (multinomial) or the normalised one-vs-rest sigmoids (ovr)."""
@@ -581,6 +611,11 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
 class _DPRegressor(_RegressorMixin, _DPLinearModel):
     """Regression-specific public defaults (issue 15.1; chosen on diabetes, benchmarks/bench_defaults.py
     --diabetes): the ``alpha="auto"`` rule of the perturbation solvers and DP-SGD's schedule."""
+
+    def __sklearn_tags__(self):
+        """Sparse input (kept sparse by every solver that reads the row layouts of :mod:`algorithms.rows`),
+        poor score under noise (:func:`dp_estimator_tags`)."""
+        return dp_estimator_tags(super().__sklearn_tags__(), sparse=True)
 
     def _intercept_scaling(self) -> float:
         """``intercept_scaling="auto"`` (default): c = ``AUTO_INTERCEPT_FRACTION``·R = R/2 when a public
@@ -702,8 +737,8 @@ class DPHuberRegressor(_DPRegressor):
         return self._fit_scaled_targets(X, y, {"huber_delta": self.huber_delta_}, self._solver_defaults(X.n))
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """⟨w, x⟩ + b."""
-        return self.decision_function(X)
+        """⟨w, x⟩ + b (the row map of ``fit`` applied)."""
+        return self._linear_predict(X)
 
 
 class DPLinearRegression(_DPRegressor):
@@ -768,5 +803,5 @@ class DPLinearRegression(_DPRegressor):
         return self._fit_scaled_targets(X, y, {}, {"clip_norm": self.clip_norm_, **self._solver_defaults(X.n)})
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """⟨w, x⟩ + b."""
-        return self.decision_function(X)
+        """⟨w, x⟩ + b (the row map of ``fit`` applied)."""
+        return self._linear_predict(X)
