@@ -169,6 +169,25 @@ def _labels_1d(y: object) -> np.ndarray:
     return y
 
 
+def classifier_labels(classes: Optional[Any], y: object, n: int, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """(y as 1-D, the sorted label set) of a classifier's fit: ``classes`` (public) or ``unique(y)`` with a
+    :class:`~algorithms.label_set.PrivacyLeakWarning`; ``ValueError`` for y None / of another length than X,
+    continuous labels (without ``classes``), fewer than two classes, or labels outside ``classes``."""
+    y = _labels_1d(y)
+    if y.shape[0] != n:
+        raise ValueError(f"y must have one label per row of X ({n}); got {y.shape[0]}")
+    if classes is None and y.dtype.kind == "f" and not np.all(y == np.round(y)):
+        raise ValueError("Unknown label type: continuous (a classifier takes class labels; use a regressor, or "
+                         "pass the public label set as classes=)")
+    labels = label_set(classes, y, where)
+    if labels.shape[0] < 2:
+        raise ValueError(f"classes must hold at least two distinct labels (a classifier cannot be trained on one "
+                         f"class); got {labels.tolist()}")
+    if not np.all(np.isin(y, labels)):
+        raise ValueError(f"y must contain only the labels {labels.tolist()}")
+    return y, labels
+
+
 def _store_params(est: object, params: Dict[str, Any]) -> None:
     """Store constructor arguments unchanged (scikit-learn's convention: no validation in __init__)."""
     for name, value in params.items():
@@ -527,18 +546,7 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     def fit(self, X: object, y: object) -> "DPLogisticRegression":
         """Fit privately; see the class docstring for what ``privacy_`` covers."""
         D = self._design(X, True)
-        y = _labels_1d(y)
-        if y.shape[0] != D.n:
-            raise ValueError(f"y must have one label per row of X ({D.n}); got {y.shape[0]}")
-        if self.classes is None and y.dtype.kind == "f" and not np.all(y == np.round(y)):
-            raise ValueError("Unknown label type: continuous (a classifier takes class labels; use a regressor, or "
-                             "pass the public label set as classes=)")
-        classes = label_set(self.classes, y, type(self).__name__)
-        if classes.shape[0] < 2:
-            raise ValueError(f"classes must hold at least two distinct labels (a classifier cannot be trained on one "
-                             f"class); got {classes.tolist()}")
-        if not np.all(np.isin(y, classes)):
-            raise ValueError(f"y must contain only the labels {classes.tolist()}")
+        y, classes = classifier_labels(self.classes, y, D.n, type(self).__name__)
         self.classes_ = classes
         if classes.shape[0] == 2:
             self.multi_class_ = "binary"
