@@ -18,9 +18,10 @@ J(w) = (1/n) Σᵢ ℓ(⟨w, xᵢ⟩, yᵢ) + (ridge/2)‖w‖² + ⟨linear, w�
 of floating-point arithmetic with unit roundoff u = 2⁻⁵³, γ_k = ku/(1 − ku); Higham 2002, §§2.2,
 3.1, 4.3):
 
-* margins: |ẑᵢ − zᵢ| ≤ γ_{d+3} ‖w‖ R (a dot product in any order, FMA allowed; the rows of
-  :mod:`algorithms.rows` are exact data fl(sᵢ·xᵢⱼ), so this only leaves slack);
-* derivative: |ĉᵢ − ℓ'(zᵢ)| ≤ e_c = e_eval + c₂ γ_{d+3} ‖w‖ R, with e_eval = 32u·c for logistic and
+* margins: |ẑᵢ − zᵢ| ≤ γ_{k+3} ‖w‖ R with k the terms of the dot product — d, or for CSR rows the
+  largest number of stored entries of a row (plus the intercept) — in any order, FMA allowed (the rows of
+  :mod:`algorithms.rows` are exact data fl(sᵢ·xᵢⱼ), so the +3 only leaves slack);
+* derivative: |ĉᵢ − ℓ'(zᵢ)| ≤ e_c = e_eval + c₂ γ_{k+3} ‖w‖ R, with e_eval = 32u·c for logistic and
   Huber (a few correctly-rounded operations and one ``exp``) and 32u·c·(1 + 1/h) for the smoothed
   hinge of half-width h (its subtraction 1 + h − m);
 * the mean (1/n) Σᵢ ĉᵢ xᵢ: the products and the final division round once each (3u of slack kept); the sum
@@ -44,7 +45,7 @@ from dpcore._jit import jit
 
 from .clipping import vector_norm
 from .losses import SMOOTHED_HINGE, Loss, _f64, loss_deriv
-from .rows import row_dot, row_entry, row_intercept, row_scale, row_span
+from .rows import CSRRows, row_dot, row_entry, row_intercept, row_scale, row_span
 
 __all__ = ["certified_gradient_norm", "residual_sensitivity", "check_residual"]
 
@@ -118,6 +119,8 @@ def certified_gradient_norm(loss: Loss, X: np.ndarray, y: np.ndarray, w: np.ndar
     w = np.ascontiguousarray(w, dtype=np.float64)
     linear = np.ascontiguousarray(linear, dtype=np.float64)
     n, d = X.shape
+    # terms of a margin's dot product: d, or for CSR rows the most stored entries of a row (+ the intercept)
+    k = d if not isinstance(X, CSRRows) else int(np.max(np.diff(X.indptr))) + (1 if X.intercept else 0)
     c, c2, R = loss.deriv_bound, loss.second_deriv_bound, float(row_norm_bound)
     g_loss = _compensated_mean_gradient(loss.kind, loss.param, X, y, w)
     g = g_loss + ridge * w + linear
@@ -125,7 +128,7 @@ def certified_gradient_norm(loss: Loss, X: np.ndarray, y: np.ndarray, w: np.ndar
     ln = vector_norm(linear) * (1.0 + _gamma(d + 2))
     gln = vector_norm(g_loss) * (1.0 + _gamma(d + 2))
     e_eval = 32.0 * _U * c * ((1.0 + 1.0 / loss.param) if loss.kind == SMOOTHED_HINGE else 1.0)
-    e_c = e_eval + c2 * _gamma(d + 3) * wn * R
+    e_c = e_eval + c2 * _gamma(k + 3) * wn * R
     e_loss = e_c * R + (6.0 * _U + 4.0 * n * _U * _U) * (c + e_c) * R
     e_rest = _U * ridge * wn + _U * ln + _gamma(2) * (gln + ridge * wn + ln)
     bound = vector_norm(g) * (1.0 + _gamma(d + 2)) + 2.0 * (e_loss + e_rest)

@@ -79,7 +79,8 @@ from .multiclass import ovr_budget, ovr_privacy
 from ._solver_common import as_generator
 from .seeding import warn_if_fixed_seed
 
-__all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SOLVERS", "AUTO_ALPHA_C"]
+__all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SOLVERS", "AUTO_ALPHA_C",
+           "default_lp_exponent", "classifier_labels", "dp_estimator_tags", "NotFittedError"]
 
 # alpha="auto": alpha = min(0.01, 10 / (n * min(epsilon, 10))) — a public rule of n and epsilon chosen by
 # benchmarks/bench_defaults.py (RESULTS.md "Defaults"): on a9a the best fixed alpha moves from ~1e-3..1e-2
@@ -131,6 +132,9 @@ AUTO_INTERCEPT_FRACTION = 0.5
 #: seed best at 7–9), 30 at ε = 10.
 AUTO_SVRG_EPOCH_DIVISOR = 40
 AUTO_ALPHA_REGRESSION_MAX = 0.1
+#: default p of the l_p solvers: 1 + 1/(LP_EXPONENT_SCALE·ln d), at most LP_EXPONENT_MAX (default_lp_exponent)
+LP_EXPONENT_SCALE = 1.0
+LP_EXPONENT_MAX = 1.9
 #: solvers with a softmax kernel (algorithms.multiclass): multi_class="auto" fits k ≥ 3 classes with one softmax model
 MULTINOMIAL_SOLVERS = ("dp_gd", "dp_sgd")
 _PERTURBATION_SOLVERS = ("objective_perturbation", "approximate_minima_perturbation", "approx_objective_perturbation")
@@ -167,6 +171,14 @@ def _labels_1d(y: object) -> np.ndarray:
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D array of labels / targets; got shape {y.shape}")
     return y
+
+
+def default_lp_exponent(d: int) -> float:
+    """p = 1 + 1/(LP_EXPONENT_SCALE·ln d) of the ℓp solvers of Su–Zhao–Wang when ``solver_params`` gives none: the
+    exponent whose ‖·‖_p is within a constant of ‖·‖₁ on ℝᵈ (Nemirovski's choice, κ = min(1/(p − 1), 2 ln d)
+    of :func:`algorithms.mirror_maps.lp_geometry`), capped at ``LP_EXPONENT_MAX`` (p < 2 there) for small d;
+    a public rule of d (with the intercept column). Chosen by ``benchmarks/bench_shapes.py --lp-rule``."""
+    return min(LP_EXPONENT_MAX, 1.0 + 1.0 / (LP_EXPONENT_SCALE * math.log(max(d, 2))))
 
 
 def classifier_labels(classes: Optional[Any], y: object, n: int, where: str) -> tuple[np.ndarray, np.ndarray]:
@@ -346,8 +358,10 @@ class _DPLinearModel(_Base):
                 raise ValueError(f"alpha must be a number >= 0 or 'auto'; got {self.alpha!r}")
             n, d = shape
             eps = min(check_positive("epsilon", self.epsilon, allow_inf=True), AUTO_ALPHA_EPS_CAP)
-            if penalty != "l2":
+            if penalty == "nonconvex":
                 self.alpha_ = 1e-3  # λ of the non-convex penalty (wang-jayaraman-evans-gu §7.1)
+            elif penalty == "l1":  # the l1 strength: the gradient solvers' L2 rule (benchmarks/bench_shapes.py --l1)
+                self.alpha_ = min(AUTO_ALPHA_MAX, AUTO_ALPHA_GRADIENT_C / (n * eps))
             elif self.solver == "output_perturbation_gd":  # bias α‖w‖² vs noise d(L/(nαε))²; fitted exponent 2/3
                 self.alpha_ = min(AUTO_ALPHA_MAX, AUTO_ALPHA_OUTPUT_C * (d / (n * eps)) ** (2.0 / 3.0))
             elif self._loss == "logistic" and self.solver in GRADIENT_SOLVERS:
@@ -453,19 +467,27 @@ class _DPLinearModel(_Base):
             kwargs["batch_size"] = D.n  # a solver default larger than the data: the full batch (n public)
         if self.keep_diagnostics and "trace" in accepted:
             kwargs.setdefault("trace", True)
+        if "p" in accepted and accepted["p"].default is accepted["p"].empty and "p" not in kwargs:
+            kwargs["p"] = default_lp_exponent(D.d)  # the l_p solvers' geometry: a public rule of d
         supplied = {"loss", "epsilon", "delta", "alpha", "data_norm_bound", "rng", "loss_params", *kwargs}
         missing = [name for name, par in accepted.items()
                    if par.kind is par.KEYWORD_ONLY and par.default is par.empty and name not in supplied]
         if missing:  # e.g. the l_p solvers' geometry p: no silent default for a modelling choice
             raise ValueError(f"solver={self.solver!r} needs solver_params with {', '.join(map(repr, missing))} "
                              f"(see algorithms.{self.solver}); got solver_params={self.solver_params!r}")
-        penalty = getattr(self, "penalty", "l2")
-        if penalty != "l2":
+        penalty = check_choice("penalty", getattr(self, "penalty", "l2"), ("l2", "l1", "nonconvex"))
+        alpha = self._alpha((D.n, D.d), penalty)
+        if penalty == "l1":  # alpha·‖w‖₁ through the solver's exact prox step
+            if "l1" not in accepted:
+                raise ValueError(f"penalty='l1' needs a solver with an l1 prox step (dp_gd, dp_sgd, dp_svrg, dp_svrg_pp); "
+                                 f"got solver={self.solver!r}")
+            kwargs["l1"], alpha = alpha, 0.0
+        elif penalty != "l2":
             if "penalty" not in accepted:
                 raise ValueError(f"penalty={penalty!r} needs a solver that takes it (dp_gd, dp_sgd, dp_srm, rrpsgd); "
                                  f"got solver={self.solver!r}")
             kwargs["penalty"] = penalty
-        return solver(D, y, loss=self._loss, epsilon=epsilon, delta=delta, alpha=self._alpha((D.n, D.d), penalty),
+        return solver(D, y, loss=self._loss, epsilon=epsilon, delta=delta, alpha=alpha,
                       data_norm_bound=bound, rng=rng, loss_params=loss_params or None, **kwargs)
 
     def _linear_predict(self, X: object) -> np.ndarray:
@@ -502,7 +524,12 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         min(0.01, 1/(n·ε′)) —, public rules of n, d and ε (n is public under replace-one)
         chosen on a9a / ijcnn1 (benchmarks/bench_defaults.py); 1e-3 for the non-convex penalty. The
         value used is stored in ``alpha_``.
-    penalty : {"l2", "nonconvex"}
+    penalty : {"l2", "l1", "nonconvex"}
+        ``"l1"``: F = mean loss + alpha·‖w‖₁ (sparse models), through the exact soft-threshold prox of
+        dp_gd, dp_sgd, dp_svrg and dp_svrg_pp (wang-ye-xu-2017 Alg. 2's non-smooth regulariser); data-independent,
+        so the privacy is unchanged. ``alpha="auto"`` gives it the gradient solvers' rule min(0.01, 1/(n·ε′)).
+        The ℓp solvers (``noisy_mirror_descent``, ``*_truncated_mirror_descent``) constrain w to an ℓ1 ball by
+        default instead (their ``constraint="l1"``, ``radius``).
         ``"nonconvex"`` needs a solver that takes it: dp_gd, dp_sgd, dp_srm, rrpsgd.
     fit_intercept : bool
         Append the constant feature ``intercept_scaling`` (included in the norm bound).

@@ -16,6 +16,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 import dpcore
 from algorithms import SOLVERS, DPHuberRegressor, DPLinearRegression, DPLogisticRegression, get_loss
+from algorithms.estimators import default_lp_exponent
 from algorithms.objective import reference_minimizer
 from algorithms.regularizers import Regularizer
 from algorithms.synthetic import make_classification, make_regression
@@ -67,17 +68,12 @@ def test_huber_and_linear_regression_noise_off():
 
 @pytest.mark.parametrize("solver", sorted(SOLVERS))
 def test_every_solver_reports_its_privacy(solver):
-    params = None
-    if solver in ("noisy_mirror_descent", "batched_truncated_mirror_descent", "shuffled_truncated_mirror_descent"):
-        with pytest.raises(ValueError, match=r"solver_params with 'p'"):  # the l_p geometry has no default
-            DPLogisticRegression(solver=solver, random_state=3).fit(X, Y01)
-        params = {"p": 1.5}
-    if solver == "shuffled_truncated_mirror_descent":  # Theorem 9 holds only for small epsilon
-        with pytest.raises(ValueError, match="Theorem 9"):
-            DPLogisticRegression(solver=solver, epsilon=1.0, random_state=3, solver_params=params).fit(X, Y01)
-        return
+    """Every solver runs from the estimator with its defaults (the l_p solvers' p by the public rule
+    default_lp_exponent; shuffled truncated mirror descent at ε = 1 on 300 rows: ε₀ = 1, a smaller ε reported)."""
     m = DPLogisticRegression(solver=solver, epsilon=1.0, delta=1e-5, alpha=0.01, random_state=3,
-                             solver_params=params, keep_diagnostics=True).fit(X, Y01)
+                             keep_diagnostics=True).fit(X, Y01)
+    if "p" in m.result_.details and solver != "phased_dp_sgd":
+        assert m.result_.details["p"] == default_lp_exponent(5)
     assert m.privacy_.epsilon <= 1.0
     assert m.privacy_.delta == 1e-5 and m.privacy_.relation == m.result_.event.relation
     # one relation for every solver: the estimators run DP-SGD without replacement (replace-one)
