@@ -120,6 +120,8 @@ def softmax_clipped_sum_kernel(X, labels: np.ndarray, row_norms: np.ndarray, W: 
     """``out ← Σ clip_C(gᵢ)`` over rows i = idx[t] (or t), t < count, gᵢ = cᵢxᵢᵀ the softmax gradient matrix
     (flat k·d, row-major), clipped in coefficient space (module docstring). Returns the number clipped."""
     d = X.shape[1]
+    if out.shape[0] != k * d or W.shape[0] != k * d:
+        raise ValueError("softmax_clipped_sum_kernel: W and out must have k*d entries")
     out[:] = 0.0
     z = np.empty(k)
     clip_safe = clip_margin(clip, k * d + k)

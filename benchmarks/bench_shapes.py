@@ -21,8 +21,8 @@ Sections (each prints a markdown table; RESULTS.md "Shapes and sizes" holds the 
     20-newsgroups-shaped sparse problem (synthetic: 20 classes, 11 314 / 7 532 documents, 10⁵ words,
     ≈ 120 words a document from class topics and a Zipf background, log-tf rows of unit norm —
     ``fetch_20newsgroups`` needs the network): test accuracy (mean ± sd and worst over ``--seeds``) at
-    ε ∈ {0.5, 1, 2, 8} of the default solver (one-vs-rest objective perturbation), dp_gd and dp_sgd
-    (softmax) and dp_gd one-vs-rest, beside scikit-learn (non-private) and diffprivlib's
+    ε ∈ {0.5, 1, 2, 8} of the default (``multi_class="auto"``: softmax by DP-GD), one-vs-rest objective
+    perturbation, dp_sgd (softmax) and dp_gd one-vs-rest, beside scikit-learn (non-private) and diffprivlib's
     ``LogisticRegression(epsilon, data_norm=1)`` (dense input only).
 ``--lp-rule``
     a9a (``../shared/data``): test error of the ℓp solvers from the estimator with p = 1 + 1/(c·ln d) for
@@ -259,8 +259,8 @@ def multiclass_section(args) -> None:
         sk = _score(lambda: LogisticRegression(max_iter=2000), Xtr, ytr, Xte, yte)
         print(f"scikit-learn LogisticRegression (non-private): {sk:.4f}\n")
         methods = {
-            "default (objective perturbation, one-vs-rest)": {},
-            "dp_gd (softmax)": {"solver": "dp_gd"},
+            "default (multi_class='auto': softmax by dp_gd)": {},
+            "objective perturbation (one-vs-rest)": {"multi_class": "ovr"},
             "dp_sgd (softmax)": {"solver": "dp_sgd"},
             "dp_gd (one-vs-rest)": {"solver": "dp_gd", "multi_class": "ovr"},
         }
