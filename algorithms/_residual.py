@@ -18,10 +18,12 @@ J(w) = (1/n) Σᵢ ℓ(⟨w, xᵢ⟩, yᵢ) + (ridge/2)‖w‖² + ⟨linear, w�
 of floating-point arithmetic with unit roundoff u = 2⁻⁵³, γ_k = ku/(1 − ku); Higham 2002, §§2.2,
 3.1, 4.3):
 
-* margins: |ẑᵢ − zᵢ| ≤ γ_{k+3} ‖w‖ R with k the terms of the dot product — d, or for CSR rows the
-  largest number of stored entries of a row (plus the intercept) — in any order, FMA allowed (the rows of
-  :mod:`algorithms.rows` are exact data fl(sᵢ·xᵢⱼ), so the +3 only leaves slack);
-* derivative: |ĉᵢ − ℓ'(zᵢ)| ≤ e_c = e_eval + c₂ γ_{k+3} ‖w‖ R, with e_eval = 32u·c for logistic and
+* margins: |ẑᵢ − zᵢ| ≤ γ_{k+3}·Bᵢ, Bᵢ = Σⱼ|xᵢⱼ||wⱼ| ≤ ‖w‖R, with k the terms of the dot product — d, or
+  for CSR rows the largest number of stored entries of a row (plus the intercept) — in any order, FMA
+  allowed (the rows of :mod:`algorithms.rows` are exact data fl(sᵢ·xᵢⱼ), so the +3 only leaves slack).
+  B = maxᵢ Bᵢ is computed in the certificate's own pass (rounded up by γ_{k+2}); on sparse rows it is far
+  below ‖w‖R when w spreads over many coordinates the row does not touch;
+* derivative: |ĉᵢ − ℓ'(zᵢ)| ≤ e_c = e_eval + c₂ γ_{k+3} B, with e_eval = 32u·c for logistic and
   Huber (a few correctly-rounded operations and one ``exp``) and 32u·c·(1 + 1/h) for the smoothed
   hinge of half-width h (its subtraction 1 + h − m);
 * the mean (1/n) Σᵢ ĉᵢ xᵢ: the products and the final division round once each (3u of slack kept); the sum
@@ -38,6 +40,7 @@ terms. It is typically ~1e-15·(1 + ‖w‖), far below the default tolerances.
 from __future__ import annotations
 
 import math
+from typing import Tuple
 
 import numpy as np
 
@@ -68,26 +71,32 @@ def _neumaier_add(s: np.ndarray, comp: np.ndarray, j: int, a: float) -> None:
 
 
 @jit
-def _compensated_mean_gradient(kind: int, param: float, X, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """(1/n) Σᵢ ℓ'(⟨w, xᵢ⟩, yᵢ) xᵢ with Neumaier-compensated sums per coordinate (any layout of
-    :mod:`algorithms.rows`: the row entries fl(sᵢ·xᵢⱼ) as the kernels form them, the intercept entry c)."""
+def _compensated_mean_gradient(kind: int, param: float, X, y: np.ndarray, w: np.ndarray) -> Tuple[np.ndarray, float]:
+    """((1/n) Σᵢ ℓ'(⟨w, xᵢ⟩, yᵢ) xᵢ with Neumaier-compensated sums per coordinate, maxᵢ fl(Σⱼ |xᵢⱼ|·|wⱼ|)) for any
+    layout of :mod:`algorithms.rows` (the row entries fl(sᵢ·xᵢⱼ) as the kernels form them, the intercept entry c).
+    The second value bounds each margin's dot product for its rounding error (module docstring)."""
     n, d = X.shape
     s = np.zeros(d)
     comp = np.zeros(d)
     c0 = row_intercept(X)
+    top = 0.0
     for i in range(n):
         c = loss_deriv(kind, param, row_dot(X, i, w), y[i])
         sc = row_scale(X, i)
         lo, hi = row_span(X, i)
+        b = abs(c0 * w[d - 1]) if c0 != 0.0 else 0.0
         for k in range(lo, hi):
             j, v = row_entry(X, i, k)
-            _neumaier_add(s, comp, j, c * (sc * v))
+            a = sc * v
+            b += abs(a) * abs(w[j])
+            _neumaier_add(s, comp, j, c * a)
         if c0 != 0.0:
             _neumaier_add(s, comp, d - 1, c * c0)
+        top = max(top, b)
     out = np.empty(d)
     for j in range(d):
         out[j] = (s[j] + comp[j]) / n
-    return out
+    return out, top
 
 
 def certified_gradient_norm(loss: Loss, X: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float,
@@ -122,13 +131,15 @@ def certified_gradient_norm(loss: Loss, X: np.ndarray, y: np.ndarray, w: np.ndar
     # terms of a margin's dot product: d, or for CSR rows the most stored entries of a row (+ the intercept)
     k = d if not isinstance(X, CSRRows) else int(np.max(np.diff(X.indptr))) + (1 if X.intercept else 0)
     c, c2, R = loss.deriv_bound, loss.second_deriv_bound, float(row_norm_bound)
-    g_loss = _compensated_mean_gradient(loss.kind, loss.param, X, y, w)
+    g_loss, abs_dot = _compensated_mean_gradient(loss.kind, loss.param, X, y, w)
     g = g_loss + ridge * w + linear
     wn = vector_norm(w) * (1.0 + _gamma(d + 2))
     ln = vector_norm(linear) * (1.0 + _gamma(d + 2))
     gln = vector_norm(g_loss) * (1.0 + _gamma(d + 2))
     e_eval = 32.0 * _U * c * ((1.0 + 1.0 / loss.param) if loss.kind == SMOOTHED_HINGE else 1.0)
-    e_c = e_eval + c2 * _gamma(k + 3) * wn * R
+    # margin error ≤ γ_{k+1}·Σⱼ|xᵢⱼ||wⱼ| ≤ γ_{k+1}·abs_dot/(1 − γ_{k+1}) (abs_dot computed in float), and ≤ γ_{k+1}‖w‖R
+    dot_bound = min(abs_dot * (1.0 + _gamma(k + 2)), wn * R)
+    e_c = e_eval + c2 * _gamma(k + 3) * dot_bound
     e_loss = e_c * R + (6.0 * _U + 4.0 * n * _U * _U) * (c + e_c) * R
     e_rest = _U * ridge * wn + _U * ln + _gamma(2) * (gln + ridge * wn + ln)
     bound = vector_norm(g) * (1.0 + _gamma(d + 2)) + 2.0 * (e_loss + e_rest)

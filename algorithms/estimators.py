@@ -133,7 +133,7 @@ AUTO_INTERCEPT_FRACTION = 0.5
 AUTO_SVRG_EPOCH_DIVISOR = 40
 AUTO_ALPHA_REGRESSION_MAX = 0.1
 #: default p of the l_p solvers: 1 + 1/(LP_EXPONENT_SCALE·ln d), at most LP_EXPONENT_MAX (default_lp_exponent)
-LP_EXPONENT_SCALE = 1.0
+LP_EXPONENT_SCALE = 0.5
 LP_EXPONENT_MAX = 1.9
 #: solvers with a softmax kernel (algorithms.multiclass): multi_class="auto" fits k ≥ 3 classes with one softmax model
 MULTINOMIAL_SOLVERS = ("dp_gd", "dp_sgd")
