@@ -41,6 +41,7 @@ from dpcore.result import PrivacyResult, round_up
 from mechanisms.base import as_generator
 from mechanisms.gaussian import Gaussian
 
+from ._cg import newton_cg_direction
 from ._data import Data, admitted_norm_bound, prepare_data
 from ._objective_privacy import objective_privacy
 from ._solver_common import check_relation_replace_one, check_smoothness
@@ -286,30 +287,15 @@ def _hessian_solver(X, h: np.ndarray, ridge: float):
     hessian_diagonal_kernel(X, h, diag)
     diag = diag / n + ridge
     diag[~(diag > 0.0)] = 1.0
+    hv = np.empty(d)
+
+    def product(v):
+        hessian_vector_kernel(X, h, v, hv)
+        return hv / n + ridge * v
 
     def cg(g, gnorm):
-        hv = np.empty(d)
-        p = np.zeros(d)
-        r = -g
-        q = r / diag
-        rs = float(r @ q)
-        target = min(0.1, math.sqrt(gnorm)) * gnorm
-        for it in range(1, CG_MAX_ITER + 1):
-            hessian_vector_kernel(X, h, q, hv)
-            hv = hv / n + ridge * q
-            curv = float(q @ hv)
-            if not curv > 0.0:
-                break
-            step = rs / curv
-            p += step * q
-            r -= step * hv
-            if float(np.linalg.norm(r)) <= target:
-                return p, it
-            s = r / diag
-            rs_new = float(r @ s)
-            q = s + (rs_new / rs) * q
-            rs = rs_new
-        return (p if p.any() else -g), CG_MAX_ITER
+        return newton_cg_direction(product, g, gnorm, diag, CG_MAX_ITER)
+
     return cg, 0
 
 

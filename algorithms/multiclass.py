@@ -36,6 +36,7 @@ from dpcore.result import PrivacyResult, round_up
 
 from dpcore._jit import jit
 
+from ._cg import newton_cg_direction
 from .clipping import clip_margin, clipped_coefficient, vector_norm
 from .constraints import Constraint, project_kernel
 from .losses import _f64
@@ -216,25 +217,15 @@ def softmax_minimize(X, labels: np.ndarray, k: int, reg: Regularizer, constraint
     f, g = softmax_objective(w, X, labels, k, reg)
     gnorm = float(np.linalg.norm(g))
     iterates, hv = [w.copy()], np.empty_like(w)
+
+    def softmax_hessian_vector(v, at):
+        softmax_hessian_vector_kernel(X, labels, at, k, v, hv)
+        return hv + reg.alpha * v
+
     it = 0
     while gnorm > tol and it < max_iter:
         it += 1
-        p, r = np.zeros_like(w), -g  # CG on (H + alpha I) p = −g to the relative residual min(0.1, √‖g‖)
-        q, rs = r.copy(), float(r @ r)
-        for _ in range(250):
-            softmax_hessian_vector_kernel(X, labels, w, k, q, hv)
-            hv += reg.alpha * q
-            curv = float(q @ hv)
-            if not curv > 0.0:
-                break
-            a = rs / curv
-            p += a * q
-            r -= a * hv
-            rs_new = float(r @ r)
-            if math.sqrt(rs_new) <= min(0.1, math.sqrt(gnorm)) * gnorm:
-                break
-            q = r + (rs_new / rs) * q
-            rs = rs_new
+        p, _ = newton_cg_direction(lambda v: softmax_hessian_vector(v, w), g, gnorm, max_iter=250)
         if not float(g @ p) < 0.0:
             p = -g
         t = 1.0

@@ -63,6 +63,26 @@ def test_sparse_run_keeps_csr_and_equals_the_dense_run(solver, kw, monkeypatch):
     assert repr(sparse.event) == repr(dense.event)
 
 
+def test_newton_cg_and_the_explicit_hessian_reach_the_same_certified_minimiser(monkeypatch):
+    """Above EXPLICIT_HESSIAN_MAX_D the Newton direction comes from preconditioned CG (sparse, large d): same
+    minimiser as the Cholesky path, and objective perturbation's certificate holds on it."""
+    import algorithms._perturbation as pert
+    from algorithms.losses import get_loss
+
+    gen = np.random.default_rng(5)
+    X = sp.random(400, 300, density=0.05, format="csr", random_state=5)
+    X = sp.csr_matrix(X / np.maximum(1.0, sp.linalg.norm(X, axis=1))[:, None])
+    y = np.where(gen.random(400) < 0.5, 1.0, -1.0)
+    loss, lin = get_loss("logistic"), gen.standard_normal(300) * 1e-3
+    rows = as_design(X).rows
+    cg = pert.newton_solve(loss, rows, y, 1e-3, lin, tol=1e-11)[0]
+    monkeypatch.setattr(pert, "EXPLICIT_HESSIAN_MAX_D", 1000)
+    chol = pert.newton_solve(loss, rows, y, 1e-3, lin, tol=1e-11)[0]
+    np.testing.assert_allclose(cg, chol, atol=1e-7)
+    res = objective_perturbation(X, y, epsilon=1.0, delta=1e-5, alpha=1e-3, rng=0)
+    assert res.details["certified_grad_norm"] <= 1e-10
+
+
 def test_intercept_and_row_scale_layouts_equal_the_materialised_rows():
     """A virtual intercept column c and a per-row scale s read by the kernels give the model of the
     materialised rows [s·x, c] (dense and CSR)."""
