@@ -205,9 +205,11 @@ def _refuse_complex(dtype: np.dtype) -> None:
 
 def _check_shape(shape: tuple) -> None:
     """n ≥ 1 rows and d ≥ 1 columns (scikit-learn's wording)."""
-    if len(shape) != 2:
+    if len(shape) == 1:
         raise ValueError(f"X must be a 2-D array; got shape {shape}. Reshape your data either using "
                          "X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is a single sample")
+    if len(shape) != 2:
+        raise ValueError(f"X must be a 2-D array (n rows, d features); got shape {shape}")
     if shape[0] < 1:
         raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum of 1 is required (X)")
     if shape[1] < 1:

@@ -311,6 +311,7 @@ class _DPLinearModel(_Base):
         multiclass solver (:meth:`DPLogisticRegression._fit_multiclass`)."""
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {tuple(SOLVERS)}; got {self.solver!r}")
+        check_choice("penalty", getattr(self, "penalty", "l2"), ("l2", "l1", "nonconvex"))
         self.solver_ = self.solver
         return self.solver_
 
