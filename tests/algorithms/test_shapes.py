@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import dpcore
 from algorithms import (
     DPLogisticRegression, approx_objective_perturbation, approximate_minima_perturbation, dp_accmd, dp_gd, dp_sgd,
-    dp_svrg, dp_svrg_pp, objective_perturbation, output_perturbation_gd,
+    dp_srm, dp_svrg, dp_svrg_pp, objective_perturbation, output_perturbation_gd, phased_dp_sgd, rrpsgd,
 )
 from algorithms._data import MAX_DENSE_BYTES, as_design, prepare_data
 from algorithms.clipping import clipped_batch_gradient_sum_kernel
@@ -44,6 +44,9 @@ SOLVERS = [
     (dp_svrg, {"data_norm_bound": 1.0, "alpha": 0.01, "epochs": 2}),
     (dp_svrg_pp, {"data_norm_bound": 1.0, "epochs": 2}),
     (dp_accmd, {"data_norm_bound": 1.0, "steps": 20}),
+    (dp_srm, {"data_norm_bound": 1.0, "steps": 10}),
+    (rrpsgd, {"data_norm_bound": 1.0}),
+    (phased_dp_sgd, {"data_norm_bound": 1.0}),
 ]
 
 
