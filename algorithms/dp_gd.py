@@ -115,10 +115,11 @@ def _paper_privacy(event_fn, epsilon, delta, steps, c, noise_multiplier, account
 
 @jit
 def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, steps, lr, clip, sigma, out_index, rng,
-                 parallel=None, nonconvex=0.0, momentum=0.0, classes=None):
+                 parallel=None, nonconvex=0.0, momentum=0.0, classes=None, record=True):
     """Run ``steps`` noisy full-gradient steps (wang-ye-xu-2017 Alg. 4).
 
-    Returns (output iterate, iterates after every step (steps+1, d), noisy releases, clipped count).
+    Returns (output iterate, iterates after every step (steps+1, d) — with ``record`` False only the output
+    iterate (1, d): memory O(d) whatever T —, noisy releases, clipped count).
     ``sigma`` is the noise std on the gradient *sum*; ``out_index`` = index of the returned iterate
     (``steps`` for the last one); ``rng`` is the caller's ``numpy.random.Generator`` (advanced in place).
     ``parallel`` True sums the clipped gradients on all Numba threads (plain arrays only); None: serial. ``nonconvex``: λ of the
@@ -129,11 +130,13 @@ def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, st
     """
     n = X.shape[0]
     d = w0.shape[0]
-    w0_index = np.empty(0, np.int64)
+    no_index = np.empty(0, np.int64)
     w = w0.copy()
     u = w0.copy()
+    prev = w0.copy()
+    out = w0.copy()
     g = np.empty(d)
-    snaps = np.empty((steps + 1, d))
+    snaps = np.empty((steps + 1 if record else 1, d))
     snaps[0] = w
     releases = 0
     clipped = 0
@@ -141,11 +144,11 @@ def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, st
     for t in range(steps):
         if momentum > 0.0 and t > 0:
             for j in range(d):
-                u[j] = w[j] + momentum * (w[j] - snaps[t - 1, j])
+                u[j] = w[j] + momentum * (w[j] - prev[j])
         else:
             u[:] = w
         if classes is not None:  # None prunes the branch at compile time
-            clipped += softmax_clipped_sum_kernel(X, y, row_norms, u, classes, w0_index, False, n, clip, g)
+            clipped += softmax_clipped_sum_kernel(X, y, row_norms, u, classes, no_index, False, n, clip, g)
         elif parallel is not None:  # None prunes this branch at compile time (the row layouts have no parallel sum)
             clipped += clipped_gradient_sum_parallel_kernel(kind, param, X, y, row_norms, u, clip, g)
         else:
@@ -155,9 +158,15 @@ def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, st
         releases += 1
         nonconvex_gradient_kernel(nonconvex, u, float(n), g)
         prox_gradient_step_kernel(u, g, step, lr, alpha, l1, ckind, cradius)
+        prev[:] = w
         w[:] = u
-        snaps[t + 1] = w
-    return snaps[out_index].copy(), snaps, releases, clipped
+        if record:
+            snaps[t + 1] = w
+        if t + 1 == out_index:
+            out[:] = w
+    if not record:
+        snaps[0] = out
+    return out, snaps, releases, clipped
 
 
 def dp_gd(
@@ -318,7 +327,7 @@ def dp_gd(
     w, snaps, releases, clipped = dp_gd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, w_init, s.reg.alpha, s.reg.l1,
         s.constraint.kind, s.constraint.radius, steps, lr, s.clip, z * sens, out_index, gen,
-        True if parallel else None, s.reg.nonconvex, mu, s.classes)
+        True if parallel else None, s.reg.nonconvex, mu, s.classes, bool(trace))
     check_counts(releases, event)
     return finish("dp_gd", s, w, snaps, step=lr, event=event, privacy=privacy, z=z, sensitivity=sens,
                   grad_evals=steps * s.data.n, trace=trace,
