@@ -305,7 +305,11 @@ class _DPLinearModel(_Base):
 
     def _solver_fn(self):
         """The function of the solver chosen for this fit (``solver_``)."""
-        return SOLVERS[self.solver_]
+        return SOLVERS[self._running_solver()]
+
+    def _running_solver(self) -> str:
+        """``solver_`` during and after a fit (:meth:`_choose_solver`), else ``solver``."""
+        return getattr(self, "solver_", self.solver)
 
     def _choose_solver(self) -> str:
         """``solver_``: the solver this fit runs — ``solver`` (checked), unless a k-class fit chooses its
@@ -389,9 +393,9 @@ class _DPLinearModel(_Base):
                 self.alpha_ = 1e-3  # λ of the non-convex penalty (wang-jayaraman-evans-gu §7.1)
             elif penalty == "l1":  # the l1 strength: the gradient solvers' L2 rule (benchmarks/bench_shapes.py --l1)
                 self.alpha_ = min(AUTO_ALPHA_MAX, AUTO_ALPHA_GRADIENT_C / (n * eps))
-            elif self.solver_ == "output_perturbation_gd":  # bias α‖w‖² vs noise d(L/(nαε))²; fitted exponent 2/3
+            elif self._running_solver() == "output_perturbation_gd":  # bias α‖w‖² vs noise d(L/(nαε))²; fitted exponent 2/3
                 self.alpha_ = min(AUTO_ALPHA_MAX, AUTO_ALPHA_OUTPUT_C * (d / (n * eps)) ** (2.0 / 3.0))
-            elif self._loss == "logistic" and self.solver_ in GRADIENT_SOLVERS:
+            elif self._loss == "logistic" and self._running_solver() in GRADIENT_SOLVERS:
                 self.alpha_ = min(AUTO_ALPHA_MAX, AUTO_ALPHA_GRADIENT_C / (n * eps))
             else:
                 self.alpha_ = min(AUTO_ALPHA_MAX, AUTO_ALPHA_C / (n * eps))
@@ -717,13 +721,13 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
             return super()._alpha(shape, penalty)
         n, d = shape
         eps = min(check_positive("epsilon", self.epsilon, allow_inf=True), AUTO_ALPHA_EPS_CAP)
-        if self.solver_ == "adassp":
+        if self._running_solver() == "adassp":
             self.alpha_ = 0.0
-        elif self.solver_ == "output_perturbation_gd":
+        elif self._running_solver() == "output_perturbation_gd":
             scale = (n * eps) ** 2  # underflows to 0 for a tiny ε: α then takes its cap
             balance = (d / scale) ** (1.0 / 3.0) if scale > 0.0 else math.inf  # bias α‖w‖² vs noise d(L/(nαε))²
             self.alpha_ = min(AUTO_ALPHA_REGRESSION_MAX, AUTO_ALPHA_REGRESSION_OUTPUT_C * balance)
-        elif self.solver_ in _PERTURBATION_SOLVERS:
+        elif self._running_solver() in _PERTURBATION_SOLVERS:
             self.alpha_ = min(AUTO_ALPHA_REGRESSION_MAX, AUTO_ALPHA_REGRESSION_C / (n * eps))
         else:
             return super()._alpha(shape, penalty)
@@ -743,11 +747,11 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
         R = check_positive("data_norm_bound", self.data_norm_bound)
         c = self._intercept_scaling() if self.fit_intercept else 0.0
         eps = check_positive("epsilon", self.epsilon, allow_inf=True)
-        if self.solver_ == "dp_sgd":
+        if self._running_solver() == "dp_sgd":
             out = {"learning_rate": BENCHMARK_STEP / (R * R + c * c), "steps": math.ceil(default_steps(n, eps) / 2)}
-        elif self.solver_ == "adassp":
+        elif self._running_solver() == "adassp":
             out = {"variant": "joint"}
-        elif self.solver_ == "dp_svrg":
+        elif self._running_solver() == "dp_svrg":
             out = {"epochs": min(30, max(5, math.ceil(n * min(eps, 1e6) / AUTO_SVRG_EPOCH_DIVISOR)))}
             if hasattr(self, "huber_delta_"):  # DPLinearRegression passes its clip_norm_ anyway
                 out["clip_norm"] = self.huber_delta_ * math.sqrt(R * R + c * c)
@@ -864,7 +868,7 @@ class DPLinearRegression(_DPRegressor):
 
     def _solver_fn(self):
         """``adassp`` (least squares only) besides the shared ERM solvers."""
-        return adassp if self.solver_ == "adassp" else super()._solver_fn()
+        return adassp if self._running_solver() == "adassp" else super()._solver_fn()
 
     def _choose_solver(self) -> str:
         """``solver_`` = ``solver``, ``"adassp"`` included."""
