@@ -29,7 +29,9 @@ from dpcore.result import PrivacyResult
 from ._data import Data, prepare_data
 from .constraints import SIMPLEX, Constraint, get_constraint, project_kernel
 from .losses import Loss, get_loss
-from .multiclass import SOFTMAX_LIPSCHITZ_FACTOR, SOFTMAX_SMOOTHNESS_FACTOR, softmax_minimize, softmax_traces
+from .multiclass import (
+    SOFTMAX_LIPSCHITZ_FACTOR, SOFTMAX_SMOOTHNESS_FACTOR, softmax_minimize, softmax_traces, to_class_major, to_feature_major,
+)
 from .objective import minimize_objective, traces
 from .regularizers import Regularizer
 from .result import SolverResult
@@ -70,7 +72,7 @@ class Setup:
     clip: float
     smoothness: Optional[float]
     start: float
-    classes: Optional[int] = None  # k ≥ 3: softmax weights (k × d, flat row-major; algorithms.multiclass)
+    classes: Optional[int] = None  # k ≥ 3: softmax weights (k × d; flat feature-major in the kernels, algorithms.multiclass)
 
     @property
     def n_weights(self) -> int:
@@ -309,7 +311,7 @@ def finish(
                    loss=s.loss.name, regularizer=s.reg.name, constraint=s.constraint.name)
     weights = np.asarray(weights)
     if s.classes is not None:
-        weights = weights.reshape(s.classes, s.data.d)
+        weights = to_class_major(weights, s.classes, s.data.d)
     return SolverResult(
         weights=weights, privacy=privacy, event=event, objective_trace=obj, grad_norm_trace=gn,
         n_gradient_evaluations=int(grad_evals), wall_time=wall, noise_multiplier=z, sigma=z * sensitivity,
@@ -321,6 +323,11 @@ def initial_point(w0: Optional[np.ndarray], s: Setup) -> np.ndarray:
     """``w0`` (default 0) checked and projected onto the constraint set."""
     if w0 is None:
         w = np.zeros(s.n_weights)
+    elif s.classes is not None:
+        w0 = np.asarray(w0, dtype=np.float64)
+        if w0.size != s.n_weights:
+            raise ValueError(f"w0 must be a finite (k, d) = ({s.classes}, {s.data.d}) array")
+        w = to_feature_major(w0, s.classes, s.data.d)
     else:
         w = np.array(w0, dtype=np.float64, copy=True).ravel()
         if w.shape[0] != s.n_weights or not np.all(np.isfinite(w)):

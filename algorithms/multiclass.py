@@ -8,7 +8,8 @@ per-class target (ε_k, δ_k) of :func:`ovr_budget` and the whole fit is the one
 theorem (Kairouz, Oh, Viswanath 2015, Thm 3.3; ``accountant="composition"``), or k pure ε_k-DP releases
 (δ = 0) summed. Each fit's own ε (dpcore's, at δ_k) is checked ≤ ε_k before the event is formed.
 
-**Softmax** (DP-GD / DP-SGD, ``classes=k``): weights W (k × d) stored row-major as one vector; the loss
+**Softmax** (DP-GD / DP-SGD, ``classes=k``): weights W (k × d), in the kernels one feature-major vector
+(entry (c, j) at j·k + c: a sparse row's k·nnz weights are nnz contiguous runs); the loss
 of record (x, y) is log Σ_c e^{⟨w_c, x⟩} − ⟨w_y, x⟩ and its gradient is the outer product
 ``gᵢ = cᵢ xᵢᵀ`` with cᵢ = softmax(W xᵢ) − e_{yᵢ} (a k-vector, ‖cᵢ‖₂ ≤ √2), so
 ‖gᵢ‖_F = ‖cᵢ‖₂·‖xᵢ‖₂. Clipping is done in coefficient space exactly as for a binary GLM
@@ -41,9 +42,10 @@ from .clipping import clip_margin, clipped_coefficient, vector_norm
 from .constraints import Constraint, project_kernel
 from .losses import _f64
 from .regularizers import Regularizer, prox_kernel
-from .rows import row_axpy, row_dot
+from .rows import row_entry, row_intercept, row_scale, row_span
 
-__all__ = ["ovr_budget", "ovr_privacy", "softmax_coefficients", "softmax_clipped_sum_kernel",
+__all__ = ["ovr_budget", "ovr_privacy", "softmax_margins", "softmax_row_axpy", "softmax_coefficients",
+           "softmax_clipped_sum_kernel", "to_class_major", "to_feature_major",
            "softmax_loss_gradient_kernel", "softmax_objective", "softmax_minimize", "softmax_traces",
            "SOFTMAX_LIPSCHITZ_FACTOR", "SOFTMAX_SMOOTHNESS_FACTOR"]
 
@@ -97,12 +99,53 @@ def ovr_privacy(privacies: Sequence[PrivacyResult], epsilon_k: float, delta_k: f
 
 
 @jit
-def softmax_coefficients(W: np.ndarray, k: int, X, i: int, label: int, z: np.ndarray) -> float:
-    """z ← softmax(W xᵢ) − e_label (W flat, row-major k × d); returns the loss log Σ e^{zc} − z_label (nats)."""
+def softmax_margins(W: np.ndarray, k: int, X, i: int, z: np.ndarray) -> None:
+    """z[c] ← ⟨w_c, row i⟩ for the feature-major W (entry (c, j) at W[j·k + c]: the k weights a stored entry of
+    the row meets are contiguous)."""
     d = X.shape[1]
+    for c in range(k):
+        z[c] = 0.0
+    sc = row_scale(X, i)
+    lo, hi = row_span(X, i)
+    for t in range(lo, hi):
+        j, v = row_entry(X, i, t)
+        a = sc * v
+        base = j * k
+        for c in range(k):
+            z[c] += a * W[base + c]
+    c0 = row_intercept(X)
+    if c0 != 0.0:
+        base = (d - 1) * k
+        for c in range(k):
+            z[c] += c0 * W[base + c]
+
+
+@jit
+def softmax_row_axpy(z: np.ndarray, k: int, X, i: int, out: np.ndarray) -> None:
+    """out ← out + z ⊗ row i (feature-major: out[j·k + c] += z[c]·x_ij, the row entries fl(sᵢ·xᵢⱼ))."""
+    d = X.shape[1]
+    sc = row_scale(X, i)
+    lo, hi = row_span(X, i)
+    for t in range(lo, hi):
+        j, v = row_entry(X, i, t)
+        a = sc * v
+        base = j * k
+        for c in range(k):
+            out[base + c] += z[c] * a
+    c0 = row_intercept(X)
+    if c0 != 0.0:
+        base = (d - 1) * k
+        for c in range(k):
+            out[base + c] += z[c] * c0
+
+
+@jit
+def softmax_coefficients(W: np.ndarray, k: int, X, i: int, label: int, z: np.ndarray) -> float:
+    """z ← softmax(W xᵢ) − e_label (W feature-major, :func:`softmax_margins`); returns the loss
+    log Σ e^{zc} − z_label (nats)."""
+    softmax_margins(W, k, X, i, z)
     mx = -math.inf
     for c in range(k):
-        z[c] = row_dot(X, i, W[c * d:(c + 1) * d])
         mx = max(mx, z[c])
     zy = z[label]
     tot = 0.0
@@ -119,7 +162,7 @@ def softmax_coefficients(W: np.ndarray, k: int, X, i: int, label: int, z: np.nda
 def softmax_clipped_sum_kernel(X, labels: np.ndarray, row_norms: np.ndarray, W: np.ndarray, k: int, idx: np.ndarray,
                                use_idx: bool, count: int, clip: float, out: np.ndarray) -> int:
     """``out ← Σ clip_C(gᵢ)`` over rows i = idx[t] (or t), t < count, gᵢ = cᵢxᵢᵀ the softmax gradient matrix
-    (flat k·d, row-major), clipped in coefficient space (module docstring). Returns the number clipped."""
+    (flat k·d, feature-major), clipped in coefficient space (module docstring). Returns the number clipped."""
     d = X.shape[1]
     if out.shape[0] != k * d or W.shape[0] != k * d:
         raise ValueError("softmax_clipped_sum_kernel: W and out must have k*d entries")
@@ -131,32 +174,43 @@ def softmax_clipped_sum_kernel(X, labels: np.ndarray, row_norms: np.ndarray, W: 
         i = idx[t] if use_idx else t
         softmax_coefficients(W, k, X, i, int(labels[i]), z)
         cn = vector_norm(z)
+        for c in range(k):
+            if not math.isfinite(z[c]):  # overflowed margins: the record contributes 0 (never a NaN norm as 0)
+                cn = math.nan
         cbar = clipped_coefficient(cn, row_norms[i], clip_safe)
         if cbar != cn:
             clipped += 1
             f = cbar / cn if cn > 0.0 and cn < math.inf else 0.0
             f = np.nextafter(f, 0.0) if f > 0.0 else 0.0  # the quotient's rounding: step below it
             for c in range(k):
-                z[c] *= f
-        for c in range(k):
-            if z[c] != 0.0:
-                row_axpy(z[c], X, i, out[c * d:(c + 1) * d])
+                z[c] = z[c] * f if f > 0.0 else 0.0  # NaN / inf coefficients (overflowed margins) give 0
+        softmax_row_axpy(z, k, X, i, out)
     return clipped
 
 
 @jit
 def softmax_loss_gradient_kernel(X, labels: np.ndarray, W: np.ndarray, k: int, out: np.ndarray) -> float:
-    """Mean softmax loss (nats); ``out`` ← its mean gradient (flat k·d), unclipped (non-private uses)."""
-    n, d = X.shape
+    """Mean softmax loss (nats); ``out`` ← its mean gradient (flat k·d, feature-major), unclipped (non-private
+    uses)."""
+    n = X.shape[0]
     out[:] = 0.0
     z = np.empty(k)
     total = 0.0
     for i in range(n):
         total += softmax_coefficients(W, k, X, i, int(labels[i]), z)
-        for c in range(k):
-            row_axpy(z[c], X, i, out[c * d:(c + 1) * d])
+        softmax_row_axpy(z, k, X, i, out)
     out /= n
     return total / n
+
+
+def to_class_major(w: np.ndarray, k: int, d: int) -> np.ndarray:
+    """The (k, d) weight matrix of a feature-major flat vector (the kernels' layout)."""
+    return np.ascontiguousarray(np.asarray(w).reshape(d, k).T)
+
+
+def to_feature_major(W: np.ndarray, k: int, d: int) -> np.ndarray:
+    """The kernels' flat feature-major vector of a (k, d) weight matrix."""
+    return np.ascontiguousarray(np.asarray(W, dtype=np.float64).reshape(k, d).T).ravel()
 
 
 def softmax_objective(W: np.ndarray, X, labels: np.ndarray, k: int, reg: Regularizer) -> Tuple[float, np.ndarray]:
@@ -185,21 +239,22 @@ def softmax_traces(snapshots: np.ndarray, X, labels: np.ndarray, k: int, reg: Re
 
 @jit
 def softmax_hessian_vector_kernel(X, labels: np.ndarray, W: np.ndarray, k: int, V: np.ndarray, out: np.ndarray) -> None:
-    """``out`` ← (1/n) Σᵢ ∇²ℓᵢ(W)·V for the softmax loss (flat k·d): per row (diag(p) − ppᵀ)(V xᵢ) ⊗ xᵢ with
-    p = softmax(W xᵢ) (non-private uses)."""
-    n, d = X.shape
+    """``out`` ← (1/n) Σᵢ ∇²ℓᵢ(W)·V for the softmax loss (flat k·d, feature-major): per row
+    (diag(p) − ppᵀ)(V xᵢ) ⊗ xᵢ with p = softmax(W xᵢ) (non-private uses)."""
+    n = X.shape[0]
     out[:] = 0.0
     z = np.empty(k)
     u = np.empty(k)
     for i in range(n):
         softmax_coefficients(W, k, X, i, int(labels[i]), z)
         z[int(labels[i])] += 1.0  # back to p
+        softmax_margins(V, k, X, i, u)
         pu = 0.0
         for c in range(k):
-            u[c] = row_dot(X, i, V[c * d:(c + 1) * d])
             pu += z[c] * u[c]
         for c in range(k):
-            row_axpy(z[c] * (u[c] - pu), X, i, out[c * d:(c + 1) * d])
+            u[c] = z[c] * (u[c] - pu)
+        softmax_row_axpy(u, k, X, i, out)
     out /= n
 
 
