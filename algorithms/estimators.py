@@ -146,9 +146,9 @@ LP_EXPONENT_MAX = 1.9
 #: solvers with a softmax kernel (algorithms.multiclass): multi_class="auto" fits k ≥ 3 classes with one softmax model
 MULTINOMIAL_SOLVERS = ("dp_gd", "dp_sgd")
 #: multi_class="auto" with a solver without a softmax kernel (e.g. the default objective perturbation) fits k ≥ 3
-#: classes by softmax DP-GD: on digits (10 classes) it reaches 0.56 / 0.88 test accuracy at ε = 1 / 8 where
-#: one-vs-rest objective perturbation (budget split ε/k) stays at 0.10 / 0.30 (benchmarks/bench_shapes.py
-#: --multiclass, RESULTS.md "Shapes and sizes")
+#: classes by softmax DP-GD: on digits (10 classes) it reaches 0.57 / 0.89 test accuracy at ε = 1 / 8 where
+#: one-vs-rest objective perturbation (budget split ε/k) stays at 0.10 / 0.30; best at every ε on a
+#: 20-newsgroups-shaped problem too (benchmarks/bench_shapes.py --multiclass, RESULTS.md "Shapes and sizes")
 MULTICLASS_SOLVER = "dp_gd"
 _PERTURBATION_SOLVERS = ("objective_perturbation", "approximate_minima_perturbation", "approx_objective_perturbation")
 
@@ -583,8 +583,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         dpcore bounds by ε — optimal composition; ε/k for δ = 0), composed into the one event
         ``privacy_event_`` that ``privacy_`` reports. ``"auto"`` (default): ``"multinomial"``, by DP-GD
         (``MULTICLASS_SOLVER``) when ``solver`` has no softmax kernel — on digits at ε = 1 / 8 it reaches test
-        accuracy 0.56 / 0.88 where one-vs-rest objective perturbation stays at 0.10 / 0.30 and one-vs-rest
-        DP-GD at 0.11 / 0.61 (benchmarks/bench_shapes.py --multiclass; RESULTS.md "Shapes and sizes").
+        accuracy 0.57 / 0.89 where one-vs-rest objective perturbation stays at 0.10 / 0.30 and one-vs-rest
+        DP-GD at 0.11 / 0.61, and it is the best at every ε on a 20-newsgroups-shaped problem
+        (benchmarks/bench_shapes.py --multiclass; RESULTS.md "Shapes and sizes").
         The solver that ran is ``solver_``; ``multi_class_`` is ``"binary"``, ``"multinomial"`` or ``"ovr"``.
     random_state : None, int or numpy.random.Generator
         Source of the solver's noise. ``None`` (default): fresh OS entropy, as a private release
