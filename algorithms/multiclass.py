@@ -99,44 +99,42 @@ def ovr_privacy(privacies: Sequence[PrivacyResult], epsilon_k: float, delta_k: f
 
 
 @jit
+def _feature_major_row_pass(M: np.ndarray, z: np.ndarray, k: int, X, i: int, accumulate: bool) -> None:
+    """One pass over the stored entries a = fl(sᵢ·xᵢⱼ) of row i (and the intercept c) against the feature-major
+    k·d vector M (entry (c, j) at M[j·k + c]): ``accumulate`` False: z[c] += a·M[j·k + c] (margins);
+    True: M[j·k + c] += z[c]·a (z ⊗ row i added to M)."""
+    d = X.shape[1]
+    sc = row_scale(X, i)
+    lo, hi = row_span(X, i)
+    c0 = row_intercept(X)
+    for t in range(lo, hi + (1 if c0 != 0.0 else 0)):
+        if t < hi:
+            j, v = row_entry(X, i, t)
+            a = sc * v
+        else:
+            j, a = d - 1, c0
+        base = j * k
+        if accumulate:
+            for c in range(k):
+                M[base + c] += z[c] * a
+        else:
+            for c in range(k):
+                z[c] += a * M[base + c]
+
+
+@jit
 def softmax_margins(W: np.ndarray, k: int, X, i: int, z: np.ndarray) -> None:
     """z[c] ← ⟨w_c, row i⟩ for the feature-major W (entry (c, j) at W[j·k + c]: the k weights a stored entry of
     the row meets are contiguous)."""
-    d = X.shape[1]
     for c in range(k):
         z[c] = 0.0
-    sc = row_scale(X, i)
-    lo, hi = row_span(X, i)
-    for t in range(lo, hi):
-        j, v = row_entry(X, i, t)
-        a = sc * v
-        base = j * k
-        for c in range(k):
-            z[c] += a * W[base + c]
-    c0 = row_intercept(X)
-    if c0 != 0.0:
-        base = (d - 1) * k
-        for c in range(k):
-            z[c] += c0 * W[base + c]
+    _feature_major_row_pass(W, z, k, X, i, False)
 
 
 @jit
 def softmax_row_axpy(z: np.ndarray, k: int, X, i: int, out: np.ndarray) -> None:
     """out ← out + z ⊗ row i (feature-major: out[j·k + c] += z[c]·x_ij, the row entries fl(sᵢ·xᵢⱼ))."""
-    d = X.shape[1]
-    sc = row_scale(X, i)
-    lo, hi = row_span(X, i)
-    for t in range(lo, hi):
-        j, v = row_entry(X, i, t)
-        a = sc * v
-        base = j * k
-        for c in range(k):
-            out[base + c] += z[c] * a
-    c0 = row_intercept(X)
-    if c0 != 0.0:
-        base = (d - 1) * k
-        for c in range(k):
-            out[base + c] += z[c] * c0
+    _feature_major_row_pass(out, z, k, X, i, True)
 
 
 @jit
