@@ -24,7 +24,7 @@ from typing import Optional, Union
 import numpy as np
 
 from dpcore._jit import jit
-from dpcore._validation import check_positive
+from dpcore._validation import check_positive, check_real_array
 
 from .clipping import row_norms_kernel, vector_norm
 from .rows import NO_SCALE, CSRRows, DenseRows, margins_kernel
@@ -169,6 +169,14 @@ class Design:
                 return scale, scaled
             scale[high] = np.nextafter(scale[high], 0.0)
 
+    @property
+    def shape(self) -> tuple:
+        return (self.n, self.d)
+
+    def __matmul__(self, w: np.ndarray) -> np.ndarray:
+        """X @ w: the margins (:meth:`margins`)."""
+        return self.margins(w)
+
     def margins(self, w: np.ndarray) -> np.ndarray:
         """⟨row i, w⟩ for every row (w of length d)."""
         out = np.empty(self.n)
@@ -199,8 +207,8 @@ class DataTypeError(ValueError, TypeError):
 
 def _refuse_complex(dtype: np.dtype) -> None:
     if np.issubdtype(dtype, np.complexfloating):
-        raise ValueError("X must be real: Complex data not supported (got dtype "
-                         f"{dtype}); pass the real part or a real feature map explicitly")
+        raise ValueError(f"X must contain only real numbers; got complex numbers (dtype {dtype}; the imaginary part is "
+                         "never dropped silently) — Complex data not supported: pass a real feature map")
 
 
 def _check_shape(shape: tuple) -> None:
@@ -280,12 +288,12 @@ def validate_features(X: object) -> np.ndarray:
     dtype = getattr(X, "dtype", None)
     if dtype is not None:
         _refuse_complex(np.dtype(dtype))
-    try:
-        arr = np.ascontiguousarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    try:  # complex, strings and non-numbers refused, never made real (dpcore's check_real_array)
+        arr = np.ascontiguousarray(check_real_array("X", X), dtype=np.float64)
+    except ValueError as exc:
         if "complex" in str(exc):
-            raise ValueError("X must be real: Complex data not supported") from exc
-        raise DataTypeError(f"X must be a 2-D array of real numbers; got {type(X).__name__} ({exc})") from exc
+            raise ValueError(f"{exc} — Complex data not supported") from exc
+        raise DataTypeError(f"{exc} (a float() argument must be a string or a real number)") from exc
     _check_shape(arr.shape)
     if _first_nonfinite(arr.reshape(-1)) >= 0:
         raise ValueError("X must contain only finite values (no NaN or inf)")
@@ -332,10 +340,7 @@ class Data:
 
 def validate_labels(y: object, n: int, task: str) -> tuple[np.ndarray, Optional[str]]:
     """Return (labels as float64, mapping note) for ``task`` in {"classification", "regression"}."""
-    try:
-        arr = np.asarray(y, dtype=np.float64).ravel()
-    except (TypeError, ValueError) as exc:
-        raise ValueError("y must be a 1-D array of real numbers") from exc
+    arr = check_real_array("y", y).ravel()
     if arr.shape[0] != n:
         raise ValueError(f"y must have one label per row of X ({n}); got {arr.shape[0]}")
     if not np.all(np.isfinite(arr)):

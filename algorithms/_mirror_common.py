@@ -24,6 +24,7 @@ from mechanisms.base import convert_sensitivity
 from mechanisms.generalized_gaussian import GeneralizedGaussian
 
 from ._solver_common import Setup, check_iterations, check_relation_replace_one, setup
+from .clipping import lq_row_norms_kernel
 from .constraints import Constraint
 from .mirror_maps import LP, LpGeometry, bregman_step_kernel, lp_geometry, mirror_constraint
 
@@ -75,7 +76,7 @@ def mirror_setup(X, y, *, p, loss, alpha, constraint, radius, clip_norm, data_no
     if base.data.d < 2:
         raise ValueError(f"the l_p geometry of {where} needs dimension d >= 2; got d={base.data.d}")
     geo = lp_geometry(p, base.data.d)
-    dual = np.linalg.norm(base.data.X, ord=geo.q, axis=1)
+    dual = lq_row_norms_kernel(base.data.X, geo.q)  # scaled: no underflow at q ≫ 1 (p near 1)
     if smoothness is not None:
         beta = check_positive("smoothness", smoothness)
     elif base.smoothness is not None and base.smoothness > 0:
@@ -85,7 +86,7 @@ def mirror_setup(X, y, *, p, loss, alpha, constraint, radius, clip_norm, data_no
         raise ValueError("smoothness (beta w.r.t. the l_p norm) is required when data_norm_bound is not given")
     w0 = np.empty(base.data.d)
     bregman_step_kernel(con.kind, con.radius, geo.r, geo.s, geo.kappa, np.zeros(base.data.d), w0)
-    return MirrorSetup(base, geo, con, np.ascontiguousarray(dual), beta, w0)
+    return MirrorSetup(base, geo, con, dual, beta, w0)
 
 
 def gg_mechanism(geo: LpGeometry, sigma: float, sensitivity_q: float) -> GeneralizedGaussian:

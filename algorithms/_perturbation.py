@@ -39,6 +39,7 @@ from dpcore._validation import check_choice, check_nonnegative, check_positive, 
 from dpcore.events import ComposedEvent, GaussianEvent, NonPrivateEvent, PrivacyEvent, PureDpEvent
 from dpcore.result import PrivacyResult, round_up
 from mechanisms.base import as_generator
+from mechanisms.base import least_noise_scale
 from mechanisms.gaussian import Gaussian
 
 from ._cg import newton_cg_direction
@@ -212,19 +213,23 @@ def pure_objective_event(noise_event: PureDpEvent, eps_jacobian: float, *stages:
 
 
 def release_with_output_noise(
-    w: np.ndarray, objective_multiplier: float, sigma_out: float, out_sensitivity: float, eps_jacobian: float,
+    w: np.ndarray, objective_multiplier: float, output_multiplier: float, out_sensitivity: float, eps_jacobian: float,
     delta: float, relation: str, rng: np.random.Generator,
 ) -> Tuple[np.ndarray, PrivacyEvent, PrivacyResult]:
-    """Second stage of AMP / App-ObjP: ``w + N(0, σ_out² I)`` (σ_out = 0: noise off, ε = inf) and the
-    privacy of both stages — objective noise with multiplier ``objective_multiplier``, output noise
-    with ``σ_out / out_sensitivity``, plus the Jacobian term — as the ``MechanismEvent`` of
-    :func:`algorithms._objective_privacy.objective_privacy`, inverted by dpcore (``"profile"``).
-    Returns ``(released point, event, privacy)``."""
-    if sigma_out == 0.0:
+    """Second stage of AMP / App-ObjP / objective perturbation's residual noise: ``w + N(0, σ_out² I)`` with
+    σ_out = :func:`mechanisms.base.least_noise_scale` (``output_multiplier``, ``out_sensitivity``) (multiplier 0:
+    noise off, ε = inf) and the privacy of both stages — objective noise with multiplier
+    ``objective_multiplier``, output noise with ``output_multiplier``, plus the Jacobian term — as the
+    ``MechanismEvent`` of :func:`algorithms._objective_privacy.objective_privacy`, inverted by dpcore
+    (``"profile"``). The event takes the multipliers the calibration returned, and the noise stds are at
+    least those multipliers times the sensitivities exactly, so the report never exceeds the target by a
+    rounding (issue 21: a multiplier recomputed as σ/Δ lost the last bits). Returns ``(released point,
+    event, privacy)``."""
+    if output_multiplier == 0.0:
         event = NonPrivateEvent(relation)
         return w.copy(), event, report_privacy(event, delta, "composition")
-    out = Gaussian(sigma_out, out_sensitivity).randomize(w, rng)
-    event, privacy = objective_privacy(objective_multiplier, sigma_out / out_sensitivity, eps_jacobian, delta, relation)
+    out = Gaussian(least_noise_scale(output_multiplier, out_sensitivity), out_sensitivity).randomize(w, rng)
+    event, privacy = objective_privacy(objective_multiplier, output_multiplier, eps_jacobian, delta, relation)
     return out, event, privacy
 
 

@@ -18,13 +18,15 @@ import numpy as np
 
 import dpcore
 from dpcore._validation import (
-    check_choice, check_delta, check_nonnegative, check_positive, check_positive_int, check_relation,
+    check_choice, check_delta, check_nonnegative, check_positive, check_positive_int, check_real_array,
+    check_relation,
 )
 from dpcore.events import (
     ComposedEvent, DpSrmEvent, GaussianEvent, NonPrivateEvent, PoissonSampledEvent, PrivacyEvent,
     SampledWithoutReplacementEvent, SelfComposedEvent,
 )
 from dpcore.result import PrivacyResult
+from mechanisms.base import least_noise_scale
 
 from ._data import Data, prepare_data
 from .constraints import SIMPLEX, Constraint, get_constraint, project_kernel
@@ -297,8 +299,11 @@ def check_counts(kernel_releases: int, event: PrivacyEvent) -> None:
 def finish(
     name: str, s: Setup, weights: np.ndarray, snapshots: np.ndarray, *, step: float, event: PrivacyEvent,
     privacy: PrivacyResult, z: float, sensitivity: float, grad_evals: int, details: dict, trace: bool,
+    sigma: Optional[float] = None,
 ) -> SolverResult:
-    """Assemble the result; traces (diagnostics, not private) are computed after the clock stops."""
+    """Assemble the result; traces (diagnostics, not private) are computed after the clock stops. ``sigma``:
+    the noise std the kernel drew with (default :func:`mechanisms.base.least_noise_scale` (z, sensitivity),
+    the Gaussian solvers' rule)."""
     wall = time.perf_counter() - s.start
     if trace and s.classes is not None:
         obj, gn = softmax_traces(snapshots, s.data.X, s.data.y, s.classes, s.reg, s.constraint, step)
@@ -314,8 +319,8 @@ def finish(
         weights = to_class_major(weights, s.classes, s.data.d)
     return SolverResult(
         weights=weights, privacy=privacy, event=event, objective_trace=obj, grad_norm_trace=gn,
-        n_gradient_evaluations=int(grad_evals), wall_time=wall, noise_multiplier=z, sigma=z * sensitivity,
-        solver=name, details=details,
+        n_gradient_evaluations=int(grad_evals), wall_time=wall, noise_multiplier=z,
+        sigma=least_noise_scale(z, sensitivity) if sigma is None else sigma, solver=name, details=details,
     )
 
 
@@ -324,12 +329,12 @@ def initial_point(w0: Optional[np.ndarray], s: Setup) -> np.ndarray:
     if w0 is None:
         w = np.zeros(s.n_weights)
     elif s.classes is not None:
-        w0 = np.asarray(w0, dtype=np.float64)
-        if w0.size != s.n_weights:
+        w0 = check_real_array("w0", w0)
+        if w0.size != s.n_weights or not np.all(np.isfinite(w0)):
             raise ValueError(f"w0 must be a finite (k, d) = ({s.classes}, {s.data.d}) array")
         w = to_feature_major(w0, s.classes, s.data.d)
     else:
-        w = np.array(w0, dtype=np.float64, copy=True).ravel()
+        w = np.array(check_real_array("w0", w0), copy=True).ravel()  # complex refused, not made real
         if w.shape[0] != s.n_weights or not np.all(np.isfinite(w)):
             raise ValueError(f"w0 must be a finite vector of length d={s.data.d}" if s.classes is None else
                              f"w0 must be a finite (k, d) = ({s.classes}, {s.data.d}) array")

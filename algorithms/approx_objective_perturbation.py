@@ -39,6 +39,7 @@ from typing import Optional
 import numpy as np
 
 from dpcore._validation import check_nonnegative, check_positive, check_positive_int
+from mechanisms.base import greatest_noise_multiplier, least_noise_scale
 from mechanisms.gaussian import Gaussian
 
 from ._data import admitted_norm_bound
@@ -138,7 +139,7 @@ def approx_objective_perturbation(
     diam = C.diameter(d)
     r = min(d, 2)
 
-    sigma1 = sigma2 = eps_j = 0.0
+    m1 = m2 = eps_j = 0.0
     if math.isinf(eps):
         lam_v = 0.0 if lam is None else check_nonnegative("lam", lam)
     elif lam is not None:
@@ -162,15 +163,16 @@ def approx_objective_perturbation(
                 if eps > eps_j else (None, None)
             if m1 is None:
                 raise ValueError(f"lam={lam!r} leaves no budget: its Jacobian term {eps_j} is >= epsilon={eps}")
-            sigma1, sigma2 = m1 * 2.0 * L, m2 * out_sens
-        else:
-            sigma1 = math.sqrt(128.0 * L * L * math.log(2.5 / dlt)) / eps
+        else:  # the printed σ's, and the multipliers they buy (rounded down) for dpcore's report
+            m1 = greatest_noise_multiplier(math.sqrt(128.0 * L * L * math.log(2.5 / dlt)) / eps, 2.0 * L)
             if a == 0.0:
                 sigma2 = math.sqrt(64.0 * acc * math.log(2.5 / dlt) / lam_v) / eps
             elif math.isfinite(diam):
                 sigma2 = math.sqrt(64.0 * acc * math.log(2.5 / dlt) * diam * diam / a) / eps
             else:
                 raise ValueError("calibration='paper' with alpha > 0 (Alg. 2) needs a bounded constraint set C")
+            m2 = greatest_noise_multiplier(sigma2, out_sens)
+    sigma1, sigma2 = least_noise_scale(m1, 2.0 * L), least_noise_scale(m2, out_sens)
     G = np.zeros(d) if sigma1 == 0.0 else Gaussian(sigma1, 2.0 * L).randomize(np.zeros(d), gen)
     if C.kind == 0:
         w, gnorm, evals, iterates = newton_solve(lossf, data.X, data.y, mu, G / n,
@@ -184,7 +186,7 @@ def approx_objective_perturbation(
         w, cert, evals, iterates = projected_solve(lossf, data.X, data.y, mu, G / n, C, accuracy=acc,
                                                    smoothness=data_smoothness(lossf, data.X, beta),
                                                    max_iter=max_iter)
-    out, event, privacy = release_with_output_noise(w, sigma1 / (2.0 * L), sigma2, out_sens, eps_j, dlt, relation, gen)
+    out, event, privacy = release_with_output_noise(w, m1, m2, out_sens, eps_j, dlt, relation, gen)
     out = C.project(out)
     if calibration == "paper":
         warn_if_over_target(privacy, eps, "approx_objective_perturbation(calibration='paper')")
@@ -193,7 +195,7 @@ def approx_objective_perturbation(
     return SolverResult(
         weights=out, privacy=privacy, event=event, objective_trace=obj, grad_norm_trace=gn,
         n_gradient_evaluations=evals, wall_time=wall,
-        noise_multiplier=0.0 if sigma1 == 0.0 else sigma1 / (2.0 * L), sigma=sigma1,
+        noise_multiplier=m1, sigma=sigma1,
         solver="approx_objective_perturbation",
         details={"lam": lam_v, "certificate": cert, "sigma1": sigma1, "sigma2": sigma2,
                  "output_sensitivity": out_sens, "jacobian_epsilon": eps_j, "L": L, "beta": beta,

@@ -39,6 +39,7 @@ from typing import Optional
 import numpy as np
 
 from dpcore._validation import check_positive
+from mechanisms.base import greatest_noise_multiplier, least_noise_scale
 from mechanisms.gaussian import Gaussian
 
 from ._data import admitted_norm_bound
@@ -126,13 +127,11 @@ def approximate_minima_perturbation(
     n, d = data.n, data.d
 
     if math.isinf(eps):
-        Lam, sigma1, sigma2, eps_j = n * a, 0.0, 0.0, 0.0
+        Lam, m1, m2, eps_j = n * a, 0.0, 0.0, 0.0
     elif calibration == "tight":
         Lam = ridge_for_jacobian(beta, n, a, frac * eps)
         eps_j = jacobian_epsilon(beta, Lam)
         m1, m2 = calibrate_objective_noise(eps, dlt, eps_j, share)
-        sigma1 = m1 * 2.0 * L / n
-        sigma2 = m2 * 2.0 * n * gamma / Lam
     else:
         eps2 = share * eps
         eps1 = eps - eps2
@@ -141,18 +140,21 @@ def approximate_minima_perturbation(
         r = min(d, 2)
         Lam = max(n * a, r * beta / gap)
         eps_j = jacobian_epsilon(beta, Lam)
-        sigma1 = (2.0 * L / n) * (1.0 + math.sqrt(2.0 * math.log(2.0 / dlt))) / eps3
-        sigma2 = (n * gamma / Lam) * (1.0 + math.sqrt(2.0 * math.log(2.0 / dlt))) / eps2
+        # the printed σ's, and the multipliers they buy (rounded down) for dpcore's report
+        m1 = greatest_noise_multiplier((2.0 * L / n) * (1.0 + math.sqrt(2.0 * math.log(2.0 / dlt))) / eps3,
+                                       2.0 * L / n)
+        m2 = greatest_noise_multiplier((n * gamma / Lam) * (1.0 + math.sqrt(2.0 * math.log(2.0 / dlt))) / eps2,
+                                       2.0 * n * gamma / Lam)
     if Lam <= 0.0:
         raise ValueError("alpha must be > 0 when epsilon=inf (AMP needs a strongly convex L_priv)")
     out_sens = 2.0 * n * gamma / Lam
+    sigma1, sigma2 = least_noise_scale(m1, 2.0 * L / n), least_noise_scale(m2, out_sens)
     b1 = np.zeros(d) if sigma1 == 0.0 else Gaussian(sigma1, 2.0 * L / n).randomize(np.zeros(d), gen)
     w, gnorm, evals, iterates = newton_solve(lossf, data.X, data.y, Lam / n, b1, tol=0.25 * gamma, max_iter=max_iter)
     if sigma2 > 0.0:  # γ must bound the exact gradient norm, not its float evaluation
         gnorm = certified_gradient_norm(lossf, data.X, data.y, w, Lam / n, b1, admitted_norm_bound(R, d))
         check_residual(gnorm, gamma, "approximate_minima_perturbation")
-    out, event, privacy = release_with_output_noise(
-        w, sigma1 * n / (2.0 * L), sigma2, out_sens, eps_j, dlt, relation, gen)
+    out, event, privacy = release_with_output_noise(w, m1, m2, out_sens, eps_j, dlt, relation, gen)
     if calibration == "paper":
         warn_if_over_target(privacy, eps, "approximate_minima_perturbation(calibration='paper')")
     wall = time.perf_counter() - t0
@@ -160,7 +162,7 @@ def approximate_minima_perturbation(
     return SolverResult(
         weights=out, privacy=privacy, event=event, objective_trace=obj, grad_norm_trace=gn,
         n_gradient_evaluations=evals, wall_time=wall,
-        noise_multiplier=0.0 if sigma1 == 0.0 else sigma1 * n / (2.0 * L), sigma=sigma1,
+        noise_multiplier=m1, sigma=sigma1,
         solver="approximate_minima_perturbation",
         details={"Lambda": Lam, "gradient_norm": gnorm, "sigma1": sigma1, "sigma2": sigma2,
                  "output_sensitivity": out_sens, "jacobian_epsilon": eps_j, "L": L, "beta": beta,

@@ -1,4 +1,13 @@
-"""Per-example gradient clipping kernels and the sensitivity of a clipped sum.
+"""The sensitivity room: every norm and clip factor that a sensitivity depends on, and the clipped-sum kernels.
+
+Every solver and kernel of :mod:`algorithms` takes the norms its privacy rests on from here — the
+ℓ2 row norms (:func:`row_norms_kernel`), the ℓq dual norms of the mirror-descent solvers for any
+q ≥ 1 including very large q (:func:`lq_row_norms_kernel`), the norm of a network gradient built
+from outer products (:func:`outer_product_norm`) — and decides clipping and truncation here
+(:func:`clipped_coefficient`, :func:`truncated_coefficient`, :func:`clip_factor`, :func:`clip_margin`).
+Never ``np.linalg.norm`` for a sensitivity: ``np.linalg.norm(x, ord=q)`` raises entries to the power
+q unscaled, so at q = 1001 (p = 1.001) every entry below ≈ 0.47 underflows and a non-zero row gets
+norm 0 — its gradient then escapes the clip (issue 21).
 
 Clipping (Abadi et al. 2016, Alg. 1 "clip gradient"): ``ḡᵢ = gᵢ · min(1, C/‖gᵢ‖₂)``. For the
 generalized linear losses of :mod:`algorithms.losses` the per-example gradient is ``gᵢ = cᵢ·xᵢ`` with
@@ -11,6 +20,9 @@ added, for every finite input.
 * Norms are computed without underflow or overflow (:func:`vector_norm`): the plain Σx² is used
   only when it lies far inside the normal range, else the entries are rescaled by a power of two
   (exact) first — rows of entries ~1e-170 get their true norm, not 0, so their gradients are clipped.
+  ℓq norms (:func:`lq_norm`) are always scaled by the largest magnitude m: ‖x‖_q = m·(Σ(|xⱼ|/m)^q)^{1/q},
+  where the sum lies in [1, d], so no q overflows it and the terms that underflow are below 2⁻¹⁰²²
+  against a sum ≥ 1. A non-zero vector never gets norm 0 (‖x‖ ≥ m > 0 in both).
 * The comparison is made in coefficient space, ``|cᵢ| > C′/‖xᵢ‖`` (no product that can overflow),
   and a clipped coefficient is ``±C′/‖xᵢ‖`` (rounded towards 0 where it is subnormal), so the added
   vector ``c̄ᵢ·xᵢ`` has norm ≤ C. ``C′ = C·(1 − (2d + 16)·2⁻⁵³)`` absorbs the rounding of the norm,
@@ -41,6 +53,13 @@ from .losses import loss_deriv, row_axpy, row_dot
 __all__ = [
     "clipped_sum_sensitivity",
     "vector_norm",
+    "lq_norm",
+    "outer_product_norm",
+    "trusted_sum_of_squares",
+    "truncated_coefficient",
+    "exact_scale_product",
+    "below_normal_range",
+    "lq_row_norms_kernel",
     "clip_margin",
     "clipped_coefficient",
     "clip_factor",
@@ -75,6 +94,7 @@ def clipped_sum_sensitivity(clip_norm: float, relation: str) -> float:
 _U = 2.0 ** -53  # unit roundoff of float64
 _TINY = 2.0 ** -1022  # least normal float64
 _HUGE = 1.7976931348623157e308  # largest float64
+_SUBNORMAL_STEP = 5e-324  # 2⁻¹⁰⁷⁴: the spacing of float64 below 2⁻¹⁰²²
 # Σx² is trusted only inside [2⁻⁹⁰⁰, 2⁹⁰⁰]: there no square overflows and the squares that
 # underflow (each < 2⁻¹⁰²²) change the sum by a relative amount far below the rounding error.
 _SUMSQ_LO, _SUMSQ_HI = 2.0 ** -900, 2.0 ** 900
@@ -83,7 +103,8 @@ _SUMSQ_LO, _SUMSQ_HI = 2.0 ** -900, 2.0 ** 900
 @jit
 def vector_norm(g: np.ndarray) -> float:
     """‖g‖₂ without spurious underflow or overflow (scaled by a power of two when Σg² leaves
-    [2⁻⁹⁰⁰, 2⁹⁰⁰]); ``inf`` only when the true norm exceeds the float range. Any 1-D layout (rows
+    [2⁻⁹⁰⁰, 2⁹⁰⁰]); ``inf`` only when the true norm exceeds the float range, NaN when an entry is NaN
+    (never 0: a NaN vector must not pass a clip as a zero one). Any 1-D layout (rows
     of X, iterates; also the ℓ2-ball projection and gauges of :mod:`algorithms.constraints`)."""
     d = g.shape[0]
     s = 0.0
@@ -91,6 +112,8 @@ def vector_norm(g: np.ndarray) -> float:
         s += g[j] * g[j]
     if _SUMSQ_LO <= s <= _SUMSQ_HI:
         return math.sqrt(s)
+    if s != s:  # a NaN entry (inf² + … is inf, never NaN): the caller drops the vector
+        return s
     m = 0.0
     for j in range(d):
         m = max(m, abs(g[j]))
@@ -105,10 +128,92 @@ def vector_norm(g: np.ndarray) -> float:
 
 
 @jit
+def lq_norm(g: np.ndarray, q: float) -> float:
+    """‖g‖_q for any q ≥ 1 (``math.inf`` for the max norm) without underflow or overflow.
+
+    Scaled by m = max|gⱼ|: ``m·(Σ(|gⱼ|/m)^q)^{1/q}`` (:func:`vector_norm` for q = 2). The sum lies in
+    [1, d], so nothing overflows at any q, and a term that underflows is below 2⁻¹⁰²² against a sum
+    ≥ 1. Relative error (u = 2⁻⁵³, pow within one ulp ≤ 2u): each quotient's error (≤ u) is raised to
+    q and the sum to 1/q, so it comes back as ≤ u; the terms' pow rounding (2u) and the summation
+    (≤ γ_{d−1}) are divided by q; the last pow and the product with m add 3u — in all
+    ≤ (4 + (d + 2)/q)·u ≤ (d + 6)·u for q ≥ 1, inside :func:`clip_margin`'s (2d + 16)·u. ``NaN`` when an entry is NaN (the caller then drops the
+    record), ``inf`` when an entry is infinite or the true norm exceeds the float range.
+    """
+    if q == 2.0:
+        return vector_norm(g)
+    d = g.shape[0]
+    m = 0.0
+    for j in range(d):
+        a = abs(g[j])
+        if a != a:
+            return a
+        m = max(m, a)
+    if m == 0.0 or not m < math.inf or q == math.inf:
+        return m
+    s = 0.0
+    for j in range(d):
+        s += (abs(g[j]) / m) ** q
+    return m * s ** (1.0 / q)  # s ≥ 1: the largest entry's term is exactly 1
+
+
+@jit
+def lq_row_norms_kernel(X: np.ndarray, q: float) -> np.ndarray:
+    """‖xᵢ‖_q of every row (:func:`lq_norm`): the dual norms of the mirror-descent solvers, a per-example
+    gradient ℓ'·xᵢ having dual norm |ℓ'|·‖xᵢ‖_q."""
+    n = X.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = lq_norm(X[i], q)
+    return out
+
+
+@jit(inline="always")
+def trusted_sum_of_squares(s: float) -> bool:
+    """Whether a plain Σx² (no scaling) gives its vector's ℓ2 norm to rounding: it lies in
+    [2⁻⁹⁰⁰, 2⁹⁰⁰], where no square overflowed and the squares that underflowed are negligible.
+    A fused kernel that accumulates Σx² on the fly uses it and falls back to :func:`vector_norm` /
+    :func:`outer_product_norm` when it fails."""
+    return _SUMSQ_LO <= s <= _SUMSQ_HI
+
+
+@jit
+def outer_product_norm(u: np.ndarray, x: np.ndarray) -> float:
+    """‖u ⊗ [x, 1]‖₂ = ‖u‖₂·√(‖x‖₂² + 1) without underflow or overflow: the norm of a layer's weight and
+    bias gradient (``u`` the layer's output derivative, ``x`` its input), never materialised.
+    ``inf`` when the true norm exceeds the float range, NaN when an entry is NaN."""
+    return vector_norm(u) * math.hypot(vector_norm(x), 1.0)
+
+
+@jit(inline="always")
+def exact_scale_product(a: float, b: float, c: float) -> float:
+    """a·b·c computed on the factors' mantissas and exponents separately (``frexp`` / ``ldexp``): the only
+    roundings are the mantissa products (relative ≤ 2u) and, if the result is subnormal, the final one — no
+    intermediate product can underflow. For a clipped coefficient times a feature, (f·δ)·x: when f·δ is
+    subnormal it carries few significant bits, and a large x scales that error up (issue 21)."""
+    ma, ea = math.frexp(a)
+    mb, eb = math.frexp(b)
+    mc, ec = math.frexp(c)
+    return math.ldexp(ma * mb * mc, ea + eb + ec)
+
+
+@jit(inline="always")
+def below_normal_range(coef: float, v: np.ndarray) -> bool:
+    """Whether ``coef``·vⱼ falls below the normal range (2⁻¹⁰²²) for a non-zero entry vⱼ: the product
+    would then carry an absolute, not a relative, rounding error (use :func:`exact_scale_product`)."""
+    for j in range(v.shape[0]):
+        if v[j] != 0.0 and abs(v[j]) * coef < _TINY:
+            return True
+    return False
+
+
+@jit
 def clip_margin(clip: float, d: int) -> float:
-    """C′ = C·(1 − (2d + 16)·2⁻⁵³): the threshold that keeps the *computed* clipped vector of
-    dimension d at norm ≤ C despite rounding of its norm, the quotient and the products."""
-    return clip * (1.0 - (2.0 * d + 16.0) * _U)
+    """C′ = C·(1 − (2d + 16)·2⁻⁵³) − (d + 1)·2⁻¹⁰⁷⁴ (at least 0): the threshold that keeps the *computed*
+    clipped vector of dimension d at norm ≤ C despite rounding of its norm, the quotient and the products.
+    The relative part covers normal-range arithmetic; the absolute part the subnormal range, where a
+    product's rounding error is up to 2⁻¹⁰⁷⁵ per entry (≤ (d + 1)·2⁻¹⁰⁷⁵ in any ℓq norm, q ≥ 1) and a
+    relative margin rounds away (for C ≥ 1e-290 it changes no bit of C′)."""
+    return max(0.0, clip * (1.0 - (2.0 * d + 16.0) * _U) - (d + 1.0) * _SUBNORMAL_STEP)
 
 
 @jit
@@ -130,6 +235,20 @@ def clipped_coefficient(c: float, row_norm: float, clip_safe: float) -> float:
     if q < _TINY:
         q = np.nextafter(q, 0.0)  # the quotient's rounding error is absolute here: step below it
     return q if c > 0.0 else -q
+
+
+@jit
+def truncated_coefficient(c: float, row_norm: float, tau_safe: float) -> float:
+    """The coefficient of a truncated per-example gradient (Su–Zhao–Wang's truncation, Alg. 4 / 7):
+    ``c`` when ‖c·x‖ ≤ τ, else 0 — decided in coefficient space, |c| ≤ τ′/‖x‖, like
+    :func:`clipped_coefficient` (``row_norm`` = ‖x‖ in the truncation's norm, ``tau_safe`` =
+    :func:`clip_margin` of τ), so no product overflows and the kept vector's computed norm is ≤ τ.
+    NaN, an infinite coefficient on a non-zero row and an overflowed row norm give 0."""
+    if c != c or not row_norm < math.inf or abs(c) == math.inf:
+        return 0.0
+    if row_norm == 0.0 or abs(c) <= tau_safe / row_norm:
+        return c
+    return 0.0
 
 
 @jit

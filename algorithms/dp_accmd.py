@@ -41,6 +41,7 @@ import numpy as np
 from dpcore._jit import jit
 from dpcore._validation import check_choice, check_positive
 from dpcore.events import GaussianEvent, SelfComposedEvent
+from mechanisms.base import least_noise_scale
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
@@ -303,7 +304,8 @@ def dp_accmd(
                                 details={"steps": steps, "smoothness": L, "smoothness_minkowski": Lc})
     w, snaps, releases = dp_accmd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
-        s.constraint.kind, s.constraint.radius, steps, Lc, s.clip, z * sens, p, kappa, as_generator(rng), bool(trace))
+        s.constraint.kind, s.constraint.radius, steps, Lc, s.clip, least_noise_scale(z, sens), p, kappa, as_generator(rng),
+        bool(trace))
     check_counts(releases, event)
     return finish("dp_accmd", s, w, snaps, step=1.0 / L, event=event, privacy=privacy, z=z, sensitivity=sens,
                   grad_evals=steps * s.data.n, trace=trace,

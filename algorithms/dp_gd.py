@@ -35,6 +35,7 @@ import dpcore
 from dpcore._jit import jit
 from dpcore._validation import check_choice, check_delta, check_half_open_unit, check_positive, check_positive_int
 from dpcore.events import GaussianEvent, SelfComposedEvent
+from mechanisms.base import least_noise_scale
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
@@ -326,7 +327,7 @@ def dp_gd(
     w_init = initial_point(w0, s)
     w, snaps, releases, clipped = dp_gd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, w_init, s.reg.alpha, s.reg.l1,
-        s.constraint.kind, s.constraint.radius, steps, lr, s.clip, z * sens, out_index, gen,
+        s.constraint.kind, s.constraint.radius, steps, lr, s.clip, least_noise_scale(z, sens), out_index, gen,
         True if parallel else None, s.reg.nonconvex, mu, s.classes, bool(trace))
     check_counts(releases, event)
     return finish("dp_gd", s, w, snaps, step=lr, event=event, privacy=privacy, z=z, sensitivity=sens,

@@ -29,6 +29,7 @@ import numpy as np
 from dpcore._jit import jit
 from dpcore._validation import check_choice, check_positive, check_positive_int, check_relation, check_sampling_rate
 from dpcore.events import GaussianEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+from mechanisms.base import least_noise_scale
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
@@ -267,8 +268,8 @@ def dp_sgd(
     gen = as_generator(rng)
     w, snaps, releases, evals, clipped = dp_sgd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
-        s.reg.l1, s.constraint.kind, s.constraint.radius, T, lr, s.clip, z * sens, sampling == "poisson", q, b,
-        float(b), min(per_pass, T), gen, s.reg.nonconvex, s.classes)
+        s.reg.l1, s.constraint.kind, s.constraint.radius, T, lr, s.clip, least_noise_scale(z, sens), sampling == "poisson",
+        q, b, float(b), min(per_pass, T), gen, s.reg.nonconvex, s.classes)
     check_counts(releases, event)
     if T % min(per_pass, T):
         snaps = np.vstack([snaps, w])

@@ -39,6 +39,7 @@ import numpy as np
 
 from dpcore._jit import jit
 from dpcore.events import ComposedEvent, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+from mechanisms.base import least_noise_scale
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._solver_common import (
@@ -187,14 +188,14 @@ def _run(name, doubling, X, y, *, loss, epsilon, delta, alpha, l1, epochs, inner
     gen = as_generator(rng)
     w, snaps, full_rel, inner_rel, evals, clipped = dp_svrg_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
-        s.reg.l1, s.constraint.kind, s.constraint.radius, T, m, doubling, lr, s.clip, clip_diff, z * sens_full,
-        z * sens_inner, b, gen, mu)
+        s.reg.l1, s.constraint.kind, s.constraint.radius, T, m, doubling, lr, s.clip, clip_diff,
+        least_noise_scale(z, sens_full), least_noise_scale(z, sens_inner), b, gen, mu)
     check_counts(full_rel + inner_rel, event)
     return finish(name, s, w, snaps, step=lr, event=event, privacy=privacy, z=z, sensitivity=sens_inner,
                   grad_evals=evals, trace=trace,
                   details={"releases": {"snapshot": full_rel, "inner": inner_rel}, "clipped": clipped,
                            "learning_rate": lr, "momentum": mu, "epochs": T, "inner_steps": m, "batch_size": b,
-                           "clip_norm_difference": clip_diff, "sigma_snapshot": z * sens_full,
+                           "clip_norm_difference": clip_diff, "sigma_snapshot": least_noise_scale(z, sens_full),
                            "calibration": cal})
 
 

@@ -67,7 +67,7 @@ import numpy as np
 
 from dpcore._validation import check_choice, check_delta, check_positive
 
-from ._data import Design, as_design
+from ._data import Design, as_design, validate_labels
 from .approx_objective_perturbation import approx_objective_perturbation
 from .approximate_minima_perturbation import approximate_minima_perturbation
 from .dp_accmd import dp_accmd
@@ -314,8 +314,9 @@ class _DPLinearModel(_Base):
     def _choose_solver(self) -> str:
         """``solver_``: the solver this fit runs — ``solver`` (checked), unless a k-class fit chooses its
         multiclass solver (:meth:`DPLogisticRegression._fit_multiclass`)."""
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {tuple(SOLVERS)}; got {self.solver!r}")
+        auto = ("auto",) if hasattr(self, "tune") else ()  # the classifier's rule (algorithms.auto_solver)
+        if self.solver not in SOLVERS and self.solver not in auto:
+            raise ValueError(f"solver must be one of {tuple(SOLVERS) + auto}; got {self.solver!r}")
         check_choice("penalty", getattr(self, "penalty", "l2"), ("l2", "l1", "nonconvex"))
         self.solver_ = self.solver
         return self.solver_
@@ -340,9 +341,15 @@ class _DPLinearModel(_Base):
         public ``target_range`` (lo, hi), likewise check lo ≤ yᵢ ≤ hi and fit on (y − m)/h ∈ [−1, 1]
         (m, h the public midpoint and half-width; the intercept gets m back). The solver is told the
         bound 1 of the scaled targets (``extra["target_bound"]``, used by AdaSSP's sensitivity)."""
-        y = np.asarray(_labels_1d(y), dtype=np.float64)
+        y, _ = validate_labels(_labels_1d(y), X.n, "regression")  # real, finite, one per row (never made real)
         rng_ = getattr(self, "target_range", None)
         if self.target_bound is None and rng_ is None:
+            if math.isfinite(check_positive("epsilon", self.epsilon, allow_inf=True)):  # issue 24: never silently
+                raise ValueError(
+                    f"{type(self).__name__} needs a public target_bound B (|y| <= B) or target_range (lo, hi) for a "
+                    "private fit: the noise is calibrated to the scaled targets, and on raw targets the defaults "
+                    "give a model worse than the mean (diabetes: R^2 about -4); a bound read off the training "
+                    "targets would not be private (epsilon=inf fits raw targets)")
             return self._fit_weights(X, y, loss_params, extra)
         if rng_ is not None:
             if self.target_bound is not None:
@@ -408,6 +415,10 @@ class _DPLinearModel(_Base):
         self.intercept_scaling_ = check_positive("intercept_scaling", self.intercept_scaling)
         return self.intercept_scaling_
 
+    def _clip_rows(self, D: Design, fitting: bool = False) -> Design:
+        """:meth:`_row_map` under the name :mod:`algorithms.auto_solver` / :mod:`algorithms.model_selection` call."""
+        return self._row_map(D, fitting)
+
     def _row_map(self, D: Design, fitting: bool = False) -> Design:
         """The public per-record map applied in fit and predict: rows with ‖xᵢ‖₂ > R rescaled to norm R —
         every such row with ``clip_data=True``; otherwise only rows within float rounding of the bound,
@@ -416,6 +427,8 @@ class _DPLinearModel(_Base):
         output rows satisfy the bound R, so the sensitivity analysis for R holds unchanged. It is a
         per-row scale read by the kernels (:mod:`algorithms.rows`): X is not copied."""
         R = check_positive("data_norm_bound", self.data_norm_bound)
+        if D.scale.shape[0]:  # already mapped (auto_solver / model_selection map before fitting inner copies)
+            return D
         norms = D.x_norms
         over = norms > R
         if not over.any():
@@ -448,6 +461,7 @@ class _DPLinearModel(_Base):
         res = self._solve(D, y, bound, loss_params, extra, self.epsilon, self.delta)
         self._store_weights(np.asarray(res.weights, dtype=np.float64))
         self.privacy_ = res.privacy
+        self._privacy_event = res.event  # what ran (algorithms.model_selection checks it against its accounting)
         self._keep(res)
         return self
 
@@ -472,7 +486,7 @@ class _DPLinearModel(_Base):
         """The one place where the solver is called: ``solver_`` (:meth:`_choose_solver`) on rows ``D`` (norms ≤ ``bound``)
         at (``epsilon``, ``delta``) with noise from ``rng`` (default ``random_state``); ``overrides`` are keyword
         arguments of the estimator's own making (e.g. the number of classes of a softmax fit)."""
-        solver = self._solver_fn()
+        solver, solver_name = self._solver_fn(), self._running_solver()
         rs = self.random_state
         if not (rs is None or isinstance(rs, np.random.Generator)
                 or isinstance(rs, (int, np.integer)) and not isinstance(rs, bool) and rs >= 0):
@@ -485,13 +499,13 @@ class _DPLinearModel(_Base):
         kwargs = dict(self.solver_params or {})
         kwargs.update({k: v for k, v in extra.items() if k in accepted})  # e.g. clip_norm: gradient solvers only
         kwargs.update(overrides)
-        if self.solver_ == "dp_sgd":  # replace-one accounting, like every other solver (module docstring)
+        if solver_name == "dp_sgd":  # replace-one accounting, like every other solver (module docstring)
             kwargs.setdefault("sampling", "without_replacement")
             if kwargs["sampling"] != "without_replacement":
                 raise ValueError(f"solver_params sampling must be 'without_replacement' in the estimators (replace-one, "
                                  f"n public: alpha='auto' and the batch rules read n); got {kwargs['sampling']!r} — "
                                  "call algorithms.dp_sgd directly for Poisson sampling with a public schedule")
-        if self.solver_ in GRADIENT_SOLVERS:
+        if solver_name in GRADIENT_SOLVERS:
             kwargs.setdefault("accountant", ESTIMATOR_ACCOUNTANT)
         default_batch = accepted["batch_size"].default if "batch_size" in accepted else None
         if isinstance(default_batch, int) and default_batch > D.n and "batch_size" not in kwargs:
@@ -504,19 +518,19 @@ class _DPLinearModel(_Base):
         missing = [name for name, par in accepted.items()
                    if par.kind is par.KEYWORD_ONLY and par.default is par.empty and name not in supplied]
         if missing:  # e.g. the l_p solvers' geometry p: no silent default for a modelling choice
-            raise ValueError(f"solver={self.solver_!r} needs solver_params with {', '.join(map(repr, missing))} "
-                             f"(see algorithms.{self.solver_}); got solver_params={self.solver_params!r}")
+            raise ValueError(f"solver={solver_name!r} needs solver_params with {', '.join(map(repr, missing))} "
+                             f"(see algorithms.{solver_name}); got solver_params={self.solver_params!r}")
         penalty = check_choice("penalty", getattr(self, "penalty", "l2"), ("l2", "l1", "nonconvex"))
         alpha = self._alpha((D.n, D.d), penalty)
         if penalty == "l1":  # alpha·‖w‖₁ through the solver's exact prox step
             if "l1" not in accepted:
                 raise ValueError(f"penalty='l1' needs a solver with an l1 prox step (dp_gd, dp_sgd, dp_svrg, dp_svrg_pp); "
-                                 f"got solver={self.solver_!r}")
+                                 f"got solver={solver_name!r}")
             kwargs["l1"], alpha = alpha, 0.0
         elif penalty != "l2":
             if "penalty" not in accepted:
                 raise ValueError(f"penalty={penalty!r} needs a solver that takes it (dp_gd, dp_sgd, dp_srm, rrpsgd); "
-                                 f"got solver={self.solver_!r}")
+                                 f"got solver={solver_name!r}")
             kwargs["penalty"] = penalty
         return solver(D, y, loss=self._loss, epsilon=epsilon, delta=delta, alpha=alpha,
                       data_norm_bound=bound, rng=rng, loss_params=loss_params or None, **kwargs)
@@ -539,10 +553,12 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     solver : str
         One of ``dp_gd, dp_sgd, dp_svrg, dp_svrg_pp, dp_accmd, output_perturbation_gd,
         objective_perturbation, approximate_minima_perturbation, approx_objective_perturbation,
-        dp_srm, rrpsgd``. Default ``objective_perturbation``: the least test error of every solver on
-        a9a and ijcnn1 at each ε in {0.1, 0.5, 1, 2} with the defaults, and the fastest fit
-        (benchmarks/RESULTS.md, "Defaults on real data"; dp_svrg, the former default, reached the
-        majority-class error on a9a at ε = 0.1).
+        dp_srm, rrpsgd`` or ``"auto"`` (default): a rule of the public n, d, ε and the number of classes
+        (:mod:`algorithms.auto_solver`) — the privately chosen constant predictor when n·ε/√d is below 10
+        (one :class:`~algorithms.auto_solver.LowSignalWarning`), DP-GD with a few plain steps for n·ε < 1300,
+        DP-GD's defaults for ε < 0.5, objective perturbation otherwise; the solver run is stored in ``solver_``.
+        (Objective perturbation, the former default, is not the best solver at every ε: ijcnn1 at ε = 0.1 is the
+        majority class with it; benchmarks/RESULTS.md, "Defaults and private selection".)
     epsilon : float
         Target ε in (0, ∞] (nats); ``math.inf`` = same algorithm without noise.
     delta : float
@@ -564,8 +580,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         ``"nonconvex"`` needs a solver that takes it: dp_gd, dp_sgd, dp_srm, rrpsgd.
     fit_intercept : bool
         Append the constant feature ``intercept_scaling`` (included in the norm bound).
-    intercept_scaling : float
-        c > 0, value of the constant feature.
+    intercept_scaling : float or "auto"
+        c > 0, value of the constant feature; ``"auto"`` (default): R/2 in ``solver="auto"``'s few-step
+        regime, else 1.0. Stored in ``intercept_scaling_``.
     data_norm_bound : float
         Public bound R on ‖xᵢ‖₂ (feature units).
     clip_data : bool
@@ -603,26 +620,52 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         Opt-in, NOT private: keep ``result_`` (the solver's full result, traces on) and
         ``n_gradient_evaluations_`` — diagnostics computed on the raw data. Default False: only
         ``coef_``, ``intercept_`` and ``privacy_`` are stored.
+    tune : None, True, float or dict
+        Opt-in private hyper-parameter selection within ``epsilon`` (:mod:`algorithms.model_selection`):
+        repeat-and-select over a public DP-GD grid and the constant predictor, accounted by
+        :mod:`dpcore.selection` (Papernot & Steinke 2022). ``True``: the defaults
+        ``{"candidates": 5, "distribution": "truncated_negative_binomial", "shape": -0.5, "score_share": 0.2}``;
+        a number: the mean number of runs; a dict overrides those keys. ``privacy_`` is then the whole
+        selection's guarantee and ``tuning_`` states the share of one run and of the selection.
     """
 
     _loss = "logistic"
 
-    def __init__(self, solver: str = "objective_perturbation", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
-                 fit_intercept: bool = True, intercept_scaling: float = 1.0, data_norm_bound: float = 1.0,
+    def __init__(self, solver: str = "auto", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
+                 fit_intercept: bool = True, intercept_scaling: Any = "auto", data_norm_bound: float = 1.0,
                  clip_data: bool = False, classes: Optional[Any] = None, random_state: Any = None,
                  solver_params: Optional[dict] = None, keep_diagnostics: bool = False, penalty: str = "l2",
-                 multi_class: str = "auto") -> None:
+                 multi_class: str = "auto", tune: Any = None) -> None:
         _store_params(self, locals())
+
+    def _intercept_scaling(self) -> float:
+        """``intercept_scaling="auto"``: 1.0 (``solver="auto"`` picks its own, :mod:`algorithms.auto_solver`)."""
+        if isinstance(self.intercept_scaling, str) and self.intercept_scaling == "auto":
+            self.intercept_scaling_ = 1.0
+            return 1.0
+        return super()._intercept_scaling()
 
     def fit(self, X: object, y: object) -> "DPLogisticRegression":
         """Fit privately; see the class docstring for what ``privacy_`` covers."""
         D = self._design(X, True)
         y, classes = classifier_labels(self.classes, y, D.n, type(self).__name__)
         self.classes_ = classes
-        if classes.shape[0] == 2:
-            self.multi_class_ = "binary"
-            return self._fit_weights(D, np.where(y == classes[1], 1.0, -1.0), {}, {})
-        return self._fit_multiclass(D, np.searchsorted(classes, y).astype(np.float64), classes.shape[0])
+        if classes.shape[0] > 2:
+            if self.tune is not None:
+                raise ValueError(f"tune selects among binary DP-GD runs; got {classes.shape[0]} classes (fit them with "
+                                 "multi_class='auto': one softmax model, or tune=None)")
+            return self._fit_multiclass(D, np.searchsorted(classes, y).astype(np.float64), classes.shape[0])
+        self.multi_class_ = "binary"
+        signs = np.where(y == classes[1], 1.0, -1.0)
+        if self.tune is not None:  # private selection over a candidate grid (algorithms.model_selection)
+            from .model_selection import fit_tuned
+
+            return fit_tuned(self, D, signs)
+        if self.solver == "auto":  # the rule of public quantities (algorithms.auto_solver)
+            from .auto_solver import fit_auto
+
+            return fit_auto(self, D, signs)
+        return self._fit_weights(D, signs, {}, {})
 
     def __sklearn_tags__(self):
         """Sparse input (kept sparse by every solver that reads the row layouts of :mod:`algorithms.rows`),
@@ -643,6 +686,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
             if self.solver not in MULTINOMIAL_SOLVERS:
                 self.solver_ = MULTICLASS_SOLVER
             return "multinomial"
+        if self.solver == "auto":
+            raise ValueError("multi_class='ovr' needs a concrete solver (solver='auto' fits k >= 3 classes by one "
+                             "softmax model: multi_class='auto')")
         return choice
 
     def _fit_multiclass(self, D: Design, codes: np.ndarray, k: int) -> "DPLogisticRegression":
@@ -653,7 +699,7 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         if self.multi_class_ == "multinomial":
             res = self._solve(D, codes, bound, {}, {}, self.epsilon, self.delta, classes=k)
             self._store_weights(np.asarray(res.weights, dtype=np.float64))
-            self.privacy_ = res.privacy
+            self.privacy_, self._privacy_event = res.privacy, res.event
             self._keep(res)
             return self
         delta = check_delta("delta", self.delta) if self.delta != 0.0 else 0.0
@@ -664,6 +710,7 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
                    for c in range(k)]
         self._store_weights(np.vstack([np.asarray(r.weights, dtype=np.float64) for r in results]))
         self.privacy_event_, self.privacy_ = ovr_privacy([r.privacy for r in results], eps_k, delta_k, delta)
+        self._privacy_event = self.privacy_event_
         self._keep(results)
         return self
 

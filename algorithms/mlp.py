@@ -34,6 +34,7 @@ import numpy as np
 
 from dpcore._validation import check_choice, check_delta, check_nonnegative, check_positive
 from dpcore.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+from mechanisms.base import least_noise_scale
 
 from ._data import validate_features
 from ._solver_common import (
@@ -194,22 +195,23 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
         z, event, privacy, _ = calibrated_privacy(event_fn, epsilon=eps, delta=delta, noise_multiplier=None,
                                                   relation="replace_one", accountant=self.accountant)
         X = np.ascontiguousarray(X, dtype=np.float64)
+        sigma = least_noise_scale(z, sens)
         if solver == "dp_srm":
             last = check_choice("output", self.output, ("random", "last")) == "last"
             out_index = T if last else int(gen.integers(T))
-            theta, releases, _, _ = mlp_dp_srm_kernel(theta0, X, yk, d, h, K, T, b, b, gamma, clip, c2, z * sens0,
-                                                      z * sens, lr, bound, alpha, out_index, gen)
+            theta, releases, _, _ = mlp_dp_srm_kernel(theta0, X, yk, d, h, K, T, b, b, gamma, clip, c2,
+                                                      least_noise_scale(z, sens0), sigma, lr, bound, alpha, out_index, gen)
             check_counts(releases, event)
         elif solver == "rrpsgd":
             rounds = int(gen.integers(1, T + 1))
-            theta, releases, _ = mlp_noisy_sgd_kernel(theta0, X, yk, d, h, K, rounds, b, lr, clip, z * sens, alpha,
+            theta, releases, _ = mlp_noisy_sgd_kernel(theta0, X, yk, d, h, K, rounds, b, lr, clip, sigma, alpha,
                                                       gen)
             if releases != rounds or releases > T:
                 raise RuntimeError(f"kernel performed {releases} releases for R={rounds} (event accounts {T})")
         else:
-            theta, releases, _ = mlp_noisy_sgd_kernel(theta0, X, yk, d, h, K, T, b, lr, clip, z * sens, alpha, gen,
+            theta, releases, _ = mlp_noisy_sgd_kernel(theta0, X, yk, d, h, K, T, b, lr, clip, sigma, alpha, gen,
                                                       heavy_ball, cosine, adam, ADAM_BETA2,
-                                                      ADAM_EPS + z * sens / b)
+                                                      ADAM_EPS + sigma / b)
             check_counts(releases, event)
         check_finite_model(theta, "DPMLPClassifier", "learning_rate or clip_norm")
         self.classes_ = classes

@@ -9,7 +9,9 @@ per-example gradient Lipschitz in the parameters on bounded data. Parameters are
 Privacy needs nothing from the model beyond per-example clipping: every noisy release is a sum of
 per-example vectors clipped by :func:`algorithms.clipping.clip_factor` at the threshold
 :func:`algorithms.clipping.clip_margin` (those of the linear solvers' ``clip_vector_kernel``; the norm
-is taken from the gradient's outer-product structure, never materialising it), batches come from
+is taken from the gradient's outer-product structure, never materialising it, and from the sensitivity
+room's scaled norms — :func:`algorithms.clipping.outer_product_norm` — whenever a plain sum of squares
+could have under- or overflowed), batches come from
 :func:`algorithms.dp_sgd.fixed_batch_kernel`, noise from :func:`mechanisms.kernels.gaussian_noise_kernel`.
 Training loops keep θ in a work layout (W₁ transposed, :func:`to_work_layout`) and X's rows in CSR form
 (:func:`sparse_rows`) for the whole run.
@@ -30,7 +32,10 @@ from dpcore._jit import jit
 from mechanisms.kernels import gaussian_noise_kernel
 
 from ._mirror_pow import POW_FLAGS, _exp_neg
-from .clipping import clip_factor, clip_margin
+from .clipping import (
+    below_normal_range, clip_factor, clip_margin, exact_scale_product, outer_product_norm, trusted_sum_of_squares,
+    vector_norm,
+)
 from .dp_sgd import fixed_batch_kernel
 from .dp_srm import bounded_step_kernel
 
@@ -327,6 +332,22 @@ def _add_first_layer(out, ind, val, p0, p1, coef, d, h):
 
 
 @jit(inline="always")
+def _add_first_layer_exact(out, ind, val, p0, p1, g1, u1, g2, u2, d, h):
+    """``out``'s W₁, b₁ blocks += (g1·u1 + g2·u2) ⊗ [x, 1] with each product g·u·x rounded once
+    (:func:`algorithms.clipping.exact_scale_product`): the path of a record whose scaled coefficients g·u
+    fall below the normal range (:func:`algorithms.clipping.below_normal_range`), where (g·u)·x would carry
+    the subnormal's absolute error scaled up by a large feature."""
+    hd = h * d
+    for u in range(h):
+        out[hd + u] += g1 * u1[u] + g2 * u2[u]
+    for q in range(p0, p1):
+        base = ind[q] * h
+        v = val[q]
+        for u in range(h):
+            out[base + u] += exact_scale_product(g1, u1[u], v) + exact_scale_product(g2, u2[u], v)
+
+
+@jit(inline="always")
 def _visit_row(ptr, ind, val, sqnorm, y, rows, labels, k, count):
     """The k-th example of a batch: read hints for the rows ahead (:func:`_prefetch_ahead`), then its CSR
     row r = ``rows[k]`` and that row's entry range [p0, p1); returns (r, p0, p1)."""
@@ -336,12 +357,24 @@ def _visit_row(ptr, ind, val, sqnorm, y, rows, labels, k, count):
 
 
 @jit(inline="always")
-def _fused_clip_factor(first_sq, xsq, second_sq, zsq, margin):
-    """Clip factor (:func:`algorithms.clipping.clip_factor`, threshold ``margin``) of a per-example vector
-    whose squared norm is ``first_sq``·(‖x‖² + 1) + ``second_sq``·(‖z‖² + 1) (first-layer coefficients ⊗ [x, 1]
-    plus the second-layer blocks); 0 when that norm is NaN, so the record contributes nothing."""
-    norm = math.sqrt(first_sq * (xsq + 1.0) + second_sq * (zsq + 1.0))
-    return 0.0 if norm != norm else clip_factor(norm, margin)
+def _clip_factor_of_norm(norm, margin):
+    """:func:`algorithms.clipping.clip_factor` at threshold ``margin``; 0 when the norm is NaN or infinite,
+    so the record contributes nothing."""
+    return clip_factor(norm, margin) if norm < math.inf else 0.0
+
+
+@jit(inline="always")
+def _gradient_clip_factor(dasq, xsq, dosq, zsq, da, x, do, z, margin):
+    """Clip factor of a per-example network gradient [δa ⊗ [x, 1], δo ⊗ [z, 1]] (first-layer and
+    second-layer blocks). Fast path: ‖g‖² = ``dasq``·(``xsq`` + 1) + ``dosq``·(``zsq`` + 1) from the sums of
+    squares the backward pass accumulated, when each is one :func:`algorithms.clipping.trusted_sum_of_squares`
+    accepts; otherwise the blocks' norms from the sensitivity room,
+    hypot(:func:`algorithms.clipping.outer_product_norm` (δa, x), ``outer_product_norm`` (δo, z)) — so a
+    gradient of tiny or huge entries is never taken for a zero or infinite one (issue 21)."""
+    s = dasq * (xsq + 1.0) + dosq * (zsq + 1.0)
+    if trusted_sum_of_squares(dasq) and trusted_sum_of_squares(dosq) and trusted_sum_of_squares(s):
+        return _clip_factor_of_norm(math.sqrt(s), margin)
+    return _clip_factor_of_norm(math.hypot(outer_product_norm(da, x), outer_product_norm(do, z)), margin)
 
 
 @jit(error_model="numpy")  # no fastmath: the norm and the clip factor stay plain IEEE arithmetic
@@ -354,7 +387,9 @@ def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count,
     δa ⊗ x and its W₂ block δo ⊗ z, so ‖g‖² = ‖δa‖²(‖x‖² + 1) + ‖δo‖²(‖z‖² + 1) costs O(h + K) after
     the forward pass (Goodfellow 2015), and the clipped gradient is accumulated as f·δa ⊗ x over the
     non-zero features only. The norm and the clip factor are computed in plain IEEE arithmetic (no
-    fast-math), with :func:`algorithms.clipping.clip_margin`'s rounding margin.
+    fast-math), with :func:`algorithms.clipping.clip_margin`'s rounding margin; when a sum of squares
+    leaves the range where it is exact to rounding, the norm comes from the sensitivity room's scaled
+    norms instead (:func:`_gradient_clip_factor`).
     """
     off2 = h * d + h
     off3 = off2 + K * h
@@ -365,15 +400,18 @@ def work_clipped_sum_kernel(work, ptr, ind, val, sqnorm, y, rows, labels, count,
     for k in range(count):
         r, p0, p1 = _visit_row(ptr, ind, val, sqnorm, y, rows, labels, k, count)
         dasq, zsq, dosq = _work_backprop(work, ind, val, p0, p1, y[labels[k]], d, h, K, a, z, o, do, da)
-        f = _fused_clip_factor(dasq, sqnorm[r], dosq, zsq, margin)
+        f = _gradient_clip_factor(dasq, sqnorm[r], dosq, zsq, da, val[p0:p1], do, z, margin)
         if f < 1.0:
             clipped += 1
         if f == 0.0:  # a NaN or infinite gradient contributes nothing (NaN·0 would still reach ``out``)
             continue
-        for u in range(h):
-            da[u] *= f
-        _add_first_layer(out, ind, val, p0, p1, da, d, h)
-        for c in range(K):
+        if f < 1.0 and below_normal_range(f, da):
+            _add_first_layer_exact(out, ind, val, p0, p1, f, da, 0.0, da, d, h)
+        else:
+            for u in range(h):
+                da[u] *= f
+            _add_first_layer(out, ind, val, p0, p1, da, d, h)
+        for c in range(K):  # second layer: (f·δo)·z with |z| ≤ 1 never scales a rounding error up
             g = f * do[c]
             for u in range(h):
                 out[off2 + c * h + u] += g * z[u]
@@ -399,6 +437,7 @@ def work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, rows, label
     off3 = off2 + K * h
     margin1 = clip_margin(clip1, off3 + K)
     margin2 = clip_margin(clip2, off3 + K)
+    diff2 = np.empty(K * (h + 1))  # the gradient difference's second-layer blocks (W₂ then b₂)
     out[:] = 0.0
     c1 = 0
     c2 = 0
@@ -407,7 +446,7 @@ def work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, rows, label
         yi = y[labels[k]]
         dasq, zsq, dosq = _work_backprop(work, ind, val, p0, p1, yi, d, h, K, a, z, o, do, da)
         _work_backprop(work_prev, ind, val, p0, p1, yi, d, h, K, a, zp, o, dop, dap)
-        f1 = _fused_clip_factor(dasq, sqnorm[r], dosq, zsq, margin1)
+        f1 = _gradient_clip_factor(dasq, sqnorm[r], dosq, zsq, da, val[p0:p1], do, z, margin1)
         ddsq = 0.0
         for u in range(h):
             dap[u] = da[u] - dap[u]  # δa − δa′
@@ -416,10 +455,18 @@ def work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, rows, label
         for c in range(K):
             for u in range(h):
                 e = do[c] * z[u] - dop[c] * zp[u]
+                diff2[c * h + u] = e
                 w2sq += e * e
             e = do[c] - dop[c]
+            diff2[K * h + c] = e
             w2sq += e * e
-        f2 = _fused_clip_factor(ddsq, sqnorm[r], w2sq, 0.0, margin2)  # w2sq: the second-layer blocks' squared norm
+        # the difference's first-layer blocks are (δa − δa′) ⊗ [x, 1]; its second-layer blocks (diff2) are
+        # not an outer product: their norm comes from the room's vector_norm when the plain sum is not trusted
+        s2 = ddsq * (sqnorm[r] + 1.0) + w2sq
+        if trusted_sum_of_squares(ddsq) and trusted_sum_of_squares(w2sq) and trusted_sum_of_squares(s2):
+            f2 = _clip_factor_of_norm(math.sqrt(s2), margin2)
+        else:
+            f2 = _clip_factor_of_norm(math.hypot(outer_product_norm(dap, val[p0:p1]), vector_norm(diff2)), margin2)
         if f1 < 1.0:
             c1 += 1
         if f2 < 1.0:
@@ -428,9 +475,12 @@ def work_srm_query_kernel(work, work_prev, ptr, ind, val, sqnorm, y, rows, label
             continue
         g1 = gamma * f1
         g2 = (1.0 - gamma) * f2
-        for u in range(h):
-            da[u] = g1 * da[u] + g2 * dap[u]
-        _add_first_layer(out, ind, val, p0, p1, da, d, h)
+        if below_normal_range(g1, da) or below_normal_range(g2, dap):
+            _add_first_layer_exact(out, ind, val, p0, p1, g1, da, g2, dap, d, h)
+        else:
+            for u in range(h):
+                da[u] = g1 * da[u] + g2 * dap[u]
+            _add_first_layer(out, ind, val, p0, p1, da, d, h)
         for c in range(K):
             for u in range(h):
                 out[off2 + c * h + u] += g1 * (do[c] * z[u]) + g2 * (do[c] * z[u] - dop[c] * zp[u])

@@ -68,6 +68,7 @@ import dpcore
 from dpcore._jit import jit
 from dpcore._validation import check_choice, check_positive
 from dpcore.events import ApproxDpEvent, GaussianEvent, NonPrivateEvent, SelfComposedEvent
+from mechanisms.base import greatest_noise_multiplier, least_noise_scale
 from mechanisms.kernels import generalized_gaussian_noise_kernel
 
 from ._mirror_common import (
@@ -289,7 +290,7 @@ def noisy_mirror_descent(
         z, event, privacy, calibration_record = calibrated_privacy(
             event_fn, epsilon=epsilon, delta=delta, noise_multiplier=None, relation="replace_one",
             accountant=accountant)
-        sigma = z * sens
+        sigma = least_noise_scale(z, sens)
     else:
         clip_norms, noise_norm, accountant = m.dual_norms, geo.r, _ACCOUNTANT
         delta_step = delta / (2.0 * T)
@@ -314,10 +315,10 @@ def noisy_mirror_descent(
     if private:
         check_releases(releases, event.count)
     return finish("noisy_mirror_descent", s, w, snaps, step=c / (beta + c * phi), event=event, privacy=privacy,
-                  z=0.0 if sigma == 0.0 else sigma / sens, sensitivity=sens, grad_evals=evals, trace=trace,
+                  z=greatest_noise_multiplier(sigma, sens), sensitivity=sens, grad_evals=evals, trace=trace,
                   details={"releases": releases, "clipped": clipped, "steps": T, "p": geo.p, "q": geo.q,
                            "kappa": geo.kappa, "noise": noise, "noise_norm": noise_norm, "mirror_exponent": geo.s,
                            "smoothness": beta, "step_scale": c, "phi_weight": phi, "schedule": schedule,
                            "delta_step": delta_step, "accountant": accountant, "root_iterations": root_its,
                            "calibration": cal, "calibration_result": calibration_record,
-                           "mirror_constraint": m.constraint.name})
+                           "mirror_constraint": m.constraint.name}, sigma=sigma)

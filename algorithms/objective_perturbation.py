@@ -51,6 +51,7 @@ import numpy as np
 
 from dpcore._validation import check_positive
 from dpcore.events import NonPrivateEvent
+from mechanisms.base import greatest_noise_multiplier, least_noise_scale
 from mechanisms.gaussian import Gaussian
 from mechanisms.laplace import L2Laplace
 
@@ -172,12 +173,10 @@ def objective_perturbation(
         else:
             if calibration == "tight":
                 mult, mult_out = calibrate_objective_noise(eps, dlt, eps_j, share)
-                sigma = mult * 2.0 * L
-            else:
-                sigma = L * math.sqrt(10.0 * math.log(1.0 / dlt)) / eps
-                mult = sigma / (2.0 * L)
+            else:  # the printed σ and the multiplier it buys (rounded down)
+                mult = greatest_noise_multiplier(L * math.sqrt(10.0 * math.log(1.0 / dlt)) / eps, 2.0 * L)
                 mult_out = mult * math.sqrt((1.0 - share) / share)  # the output part's share of μ²
-            sigma_out = mult_out * out_sens
+            sigma, sigma_out = least_noise_scale(mult, 2.0 * L), least_noise_scale(mult_out, out_sens)
             b = Gaussian(sigma, 2.0 * L).randomize(b, gen)
     w, gnorm, evals, iterates = newton_solve(lossf, data.X, data.y, ridge_n / n, b / n, tol=0.25 * tol,
                                              max_iter=max_iter)
@@ -188,7 +187,7 @@ def objective_perturbation(
         if dlt == 0.0:
             w = out_mech.randomize(w, gen)
         else:
-            w, event, privacy = release_with_output_noise(w, mult, sigma_out, out_sens, eps_j, dlt, relation, gen)
+            w, event, privacy = release_with_output_noise(w, mult, mult_out, out_sens, eps_j, dlt, relation, gen)
     if calibration == "paper":
         warn_if_over_target(privacy, eps, "objective_perturbation(calibration='paper')")
     wall = time.perf_counter() - t0

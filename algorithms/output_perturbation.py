@@ -49,6 +49,7 @@ import numpy as np
 from dpcore._jit import jit
 from dpcore._validation import check_choice, check_positive
 from dpcore.events import NonPrivateEvent
+from mechanisms.base import greatest_noise_multiplier, least_noise_scale
 from mechanisms.gaussian import Gaussian
 from mechanisms.laplace import L2Laplace
 
@@ -255,10 +256,11 @@ def output_perturbation_gd(
     else:
         if calibration == "tight":  # least σ by the analytic Gaussian, checked with dpcore
             (mult,) = calibrate_gaussian_parts(eps, dlt, [1.0], relation)
-            if not 0.0 < mult * sens < math.inf:
-                raise ValueError(f"epsilon={eps!r} gives the noise std {mult * sens!r} (sensitivity {sens!r}), outside "
+            sigma = least_noise_scale(mult, sens)  # σ/Δ ≥ mult exactly: the calibrated event holds
+            if not 0.0 < sigma < math.inf:
+                raise ValueError(f"epsilon={eps!r} gives the noise std {sigma!r} (sensitivity {sens!r}), outside "
                                  "(0, inf) in float64; use a moderate epsilon, or epsilon=inf for noise off")
-            mech = Gaussian(mult * sens, sens)
+            mech = Gaussian(sigma, sens)
         else:  # Alg. 1 line 7 as printed; dpcore reports what it buys (warning if above target)
             mech = Gaussian(sens * math.sqrt(2.0 * math.log(2.0 / dlt)) / eps, sens)
         out = mech.randomize(w, gen)
@@ -271,7 +273,7 @@ def output_perturbation_gd(
     return SolverResult(
         weights=out, privacy=privacy, event=event, objective_trace=obj, grad_norm_trace=gn,
         n_gradient_evaluations=evals, wall_time=wall,
-        noise_multiplier=0.0 if sigma == 0.0 else sigma / sens, sigma=sigma,
+        noise_multiplier=0.0 if sigma == 0.0 else greatest_noise_multiplier(sigma, sens), sigma=sigma,
         solver="output_perturbation_gd",
         details={"sensitivity": sens, "method": method, "L": L, "beta": beta, **extra,
                  "noise": "none" if sigma == 0.0 else ("l2_laplace" if dlt == 0.0 else "gaussian"),

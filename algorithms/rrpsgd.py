@@ -37,6 +37,7 @@ import numpy as np
 import dpcore
 from dpcore._validation import check_choice, check_positive, check_positive_int
 from dpcore.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+from mechanisms.base import least_noise_scale
 
 from ._solver_common import (
     accounted_releases, as_generator, calibrated_privacy, check_batch_size, check_iterations, check_relation_replace_one,
@@ -171,7 +172,7 @@ def rrpsgd(
     snap_every = max(1, math.ceil(n / b))
     w, snaps, releases, evals, clipped = dp_sgd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha, 0.0,
-        s.constraint.kind, s.constraint.radius, rounds, lr, s.clip, z * sens, False, 1.0, b, float(b),
+        s.constraint.kind, s.constraint.radius, rounds, lr, s.clip, least_noise_scale(z, sens), False, 1.0, b, float(b),
         min(snap_every, rounds), gen, s.reg.nonconvex)
     accounted = accounted_releases(event)
     if releases != rounds or (accounted is not None and releases > accounted):

@@ -76,6 +76,7 @@ import numpy as np
 
 from dpcore._validation import check_choice, check_delta, check_nonnegative, check_open_unit, check_positive, check_relation
 from dpcore.events import ComposedEvent, GaussianEvent
+from mechanisms.base import least_noise_scale
 
 from ._data import admitted_norm_bound, prepare_data
 from ._solver_common import as_generator, calibrated_privacy
@@ -207,6 +208,11 @@ def adassp(
         ``details`` (``"alg2"``): ``ridge`` (λ + nα, a function of the private releases), ``sigmas``
         (σ₁, σ₂, σ₃), ``sensitivities``, ``budget_split``; (``"joint"``): ``sigma`` (σ of v(Ĝ)),
         ``sensitivity``, ``target_weight`` (k), ``prior_variance`` (τ²), ``noise_variance`` (s²).
+        ``details["released"]`` holds the Gaussian releases themselves — ``"alg2"``: ``lambda_min``
+        (λ_min(XᵀX) + σ₁Z, before the shift and the clamp at 0), ``XtX`` (XᵀX̂, whose upper triangle is
+        the release) and ``Xty``; ``"joint"``: ``gram`` (Ĝ). They are covered by ``event`` like θ̂ (θ̂ is
+        their post-processing); the sensitivity-conformance replay (:mod:`audits.conformance`) compares
+        them on neighbouring datasets.
     """
     start = time.perf_counter()
     if loss != "squared" or loss_params:
@@ -251,12 +257,13 @@ def adassp(
     z, event, privacy, calibration = calibrated_privacy(event_fn, epsilon=epsilon, delta=delta,
                                                         noise_multiplier=noise_multiplier, relation=relation,
                                                         accountant=accountant)
-    s1, s2, s3 = (z / math.sqrt(wi) * si for wi, si in zip(w, sens))
+    s1, s2, s3 = (least_noise_scale(z / math.sqrt(wi), si) for wi, si in zip(w, sens))  # the events' multipliers
     gen = as_generator(rng)
     XX = data.X.T @ data.X
     Xy = data.X.T @ data.y
     lam_min = float(np.linalg.eigvalsh(XX)[0])
-    lam_min_noisy = max(lam_min + s1 * gen.standard_normal() - s1 * math.sqrt(math.log(6.0 / delta)), 0.0)
+    lam_min_release = lam_min + s1 * gen.standard_normal()  # the Gaussian release; the rest is post-processing
+    lam_min_noisy = max(lam_min_release - s1 * math.sqrt(math.log(6.0 / delta)), 0.0)
     ridge = max(0.0, s2 * math.sqrt(d * math.log(2.0 * d * d / rho)) - lam_min_noisy) + n * alpha
     E = np.triu(gen.standard_normal((d, d)))
     XX_noisy = XX + s2 * (E + np.triu(E, 1).T)
@@ -264,7 +271,8 @@ def adassp(
     theta = np.linalg.lstsq(XX_noisy + ridge * np.eye(d), Xy_noisy, rcond=None)[0]
     return _result(data, theta, alpha, trace, start, privacy, event, z, s2,
                    {"ridge": ridge, "sigmas": (s1, s2, s3), "sensitivities": sens, "budget_split": w,
-                    "failure_probability": rho, "calibration": calibration, "variant": "alg2"})
+                    "failure_probability": rho, "calibration": calibration, "variant": "alg2",
+                    "released": {"lambda_min": lam_min_release, "XtX": XX_noisy, "Xty": Xy_noisy}})
 
 
 def _result(data, theta, alpha, trace, start, privacy, event, z, sigma, details) -> SolverResult:
@@ -314,7 +322,7 @@ def _joint(data, Y: float, X: float, *, epsilon, delta, alpha, relation, account
     z, event, privacy, calibration = calibrated_privacy(lambda m: GaussianEvent(m, relation), epsilon=epsilon,
                                                         delta=delta, noise_multiplier=noise_multiplier,
                                                         relation=relation, accountant=accountant)
-    sigma = z * sens
+    sigma = least_noise_scale(z, sens)
     gen = as_generator(rng)
     G = noisy_gram(np.hstack([data.X, k * data.y[:, None]]), sigma, gen)
     lam, V = np.linalg.eigh(G[:d, :d])
@@ -326,4 +334,4 @@ def _joint(data, Y: float, X: float, *, epsilon, delta, alpha, relation, account
     theta = tau2 * M @ np.linalg.lstsq(tau2 * M @ M + s2 * M + sigma_b2 * np.eye(d), b, rcond=None)[0]
     return _result(data, theta, alpha, trace, start, privacy, event, z, sigma,
                    {"sigma": sigma, "sensitivity": sens, "target_weight": k, "prior_variance": tau2,
-                    "noise_variance": s2, "calibration": calibration, "variant": "joint"})
+                    "noise_variance": s2, "calibration": calibration, "variant": "joint", "released": {"gram": G}})

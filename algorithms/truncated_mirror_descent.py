@@ -72,6 +72,7 @@ from ._mirror_common import (
     event_epsilon, gg_mechanism, mirror_setup, warn_paper_over_target,
 )
 from ._solver_common import as_generator, finish
+from .clipping import clip_margin, truncated_coefficient
 from .losses import loss_deriv, row_axpy, row_dot
 from .mirror_maps import bregman_step_kernel, mirror_grad_kernel, primal_diameter
 from .result import SolverResult
@@ -89,13 +90,16 @@ TUNED_STEP_SCALE = 10.0
 @jit
 def truncated_gradient_sum_kernel(kind, param, X, y, dual_norms, w, idx, start, count, tau, out) -> int:
     """``out ← Σ g_x`` over rows idx[start:start+count] with g_x = ∇ℓ(w; x) if ‖∇ℓ‖_q ≤ τ else 0
-    (Su–Zhao–Wang's truncation). ``dual_norms[i] = ‖xᵢ‖_q``. Returns how many were zeroed."""
+    (Su–Zhao–Wang's truncation, decided by :func:`algorithms.clipping.truncated_coefficient`).
+    ``dual_norms[i] = ‖xᵢ‖_q`` (:func:`algorithms.clipping.lq_row_norms_kernel`). Returns how many were zeroed."""
     out[:] = 0.0
     zeroed = 0
+    tau_safe = clip_margin(tau, X.shape[1])
     for k in range(start, start + count):
         i = idx[k]
         c = loss_deriv(kind, param, row_dot(X, i, w), y[i])
-        if abs(c) * dual_norms[i] <= tau:
+        kept = truncated_coefficient(c, dual_norms[i], tau_safe)
+        if kept == c:
             row_axpy(c, X, i, out)
         else:
             zeroed += 1
@@ -327,7 +331,7 @@ def batched_truncated_mirror_descent(
         check_releases(releases, T)  # T batch releases on disjoint batches: one release per record
     return finish("batched_truncated_mirror_descent", m.base, w, snaps, step=1.0 / gam, event=event, privacy=privacy,
                   z=0.0 if sigma == 0.0 else sigma / sens_q, sensitivity=sens_q, grad_evals=evals, trace=trace,
-                  details=details)
+                  details=details, sigma=sigma)
 
 
 def shuffled_truncated_mirror_descent(
@@ -427,4 +431,4 @@ def shuffled_truncated_mirror_descent(
         check_releases(releases, event.n)  # one local report per shuffled record
     return finish("shuffled_truncated_mirror_descent", m.base, w, snaps, step=1.0 / gam, event=event,
                   privacy=privacy, z=0.0 if sigma == 0.0 else sigma / local_sens, sensitivity=local_sens,
-                  grad_evals=evals, trace=trace, details=details)
+                  grad_evals=evals, trace=trace, details=details, sigma=sigma)

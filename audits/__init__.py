@@ -4,7 +4,8 @@ Run a mechanism or solver many times on neighbouring datasets (or with random ca
 the outputs, and turn the attack's success into a lower confidence bound on ε with a verdict
 against the claim. See :func:`run_audit`, :mod:`audits.statistics` (Clopper–Pearson, Gaussian-DP,
 one-run estimators), :mod:`audits.neighbours` (neighbouring datasets and canaries),
-:mod:`audits.targets` (every library mechanism, solver and planted bug), :mod:`audits.plots`, and
+:mod:`audits.targets` (every library mechanism, solver and planted bug), :mod:`audits.conformance`
+(sensitivity conformance: each release replayed on neighbouring datasets), :mod:`audits.plots`, and
 the ``dpcore audit`` command (:mod:`audits.cli`).
 """
 
@@ -27,6 +28,9 @@ _LAZY = {
     "PLANTED_BUGS": "targets",
     "sensitivity_check": "sensitivity",
     "SensitivityReport": "sensitivity",
+    "check_solver": "conformance",
+    "ConformanceReport": "replay",
+    "ReleaseCheck": "replay",
     "audit_all": "library_audit",
     "planted_bug_suite": "library_audit",
 }

@@ -5,12 +5,16 @@ Contributed to the ``dpcore`` command through the entry-point group ``dpcore.com
 
     dpcore audit mechanism NAME --epsilon E --delta D --trials N [--estimator auto|clopper-pearson|gdp|one-run]
                                 [--confidence 0.95] [--workers K] [--planted BUG] [--seed S] [--json]
-                                [--results PATH] [--batch-size B]
+                                [--results PATH] [--batch-size B] [--plot PATH] [--quiet]
     dpcore audit solver NAME ...          (same options; NAME as in ``algorithms``)
     dpcore audit all [--quick]            (table of every mechanism and solver)
 
+Integer options accept integral floats (``--trials 1e4``). Progress goes to stderr (a bar on a
+terminal, a line every few seconds otherwise); ``--quiet`` turns it off.
+
 Exit codes: 0 when every audited claim passes, 1 when one is violated, 2 on bad input (a
-``ValueError`` naming the argument; ``dpcore``'s ``main`` prints it as one line). Bad input includes
+``ValueError`` naming the flag; ``dpcore``'s ``main`` prints it as one line), 130 on Ctrl-C (one
+line saying how many batches the ``--results`` file keeps: the same command resumes). Bad input includes
 a claim outside :data:`EPSILON_RANGE`, a target that cannot be calibrated to the claim, and a
 ``--results`` path that is missing its directory, is a directory, is unwritable, is locked by a
 running audit, or is anything but a results file of the same audit (refused, never overwritten;
@@ -28,12 +32,16 @@ import sys
 from typing import Any, List, Optional, Sequence
 
 from dpcore._validation import check_choice, check_delta, check_open_unit, check_positive, check_positive_int
+from dpcore.cli import add_output_options, delta_type, integer_type, main as dpcore_main, real_type, stages
+from dpcore.risk_cli import check_plot_path, save_figure
 
 from .report import AuditResult, format_table
 
 __all__ = ["register", "main"]
 
-ESTIMATOR_CHOICES = ("auto", "clopper-pearson", "gdp", "one-run")
+ESTIMATOR_CHOICES = ("auto", "clopper-pearson", "gdp", "one-run", "curve", "fdp-one-run")
+# ``--plot PATH`` (two-sample estimators) draws :func:`audits.plots.plot_curve_test` for ``curve`` and
+# :func:`audits.plots.plot_roc` otherwise into a new image file (never over an existing one).
 #: Claimed ε an audit can test: below 1e-3 no feasible audit (≤ 10⁸ trials) resolves the claim and
 #: some calibrations take minutes; above 100 no attack with ≤ 10⁸ trials can refute it
 #: (ε_lb ≤ ln(trials) for Clopper–Pearson).
@@ -46,10 +54,14 @@ def _targets():
 
 
 def _auto_estimator(target: Any, estimator: str) -> str:
-    """``auto``: Gaussian-DP for Gaussian-noise claims (Nasr et al. 2023), Clopper–Pearson otherwise."""
+    """``auto``: Gaussian-DP for Gaussian-noise claims (Nasr et al. 2023), the claimed-curve test for
+    other claims with a privacy event (:mod:`audits.fdp`), Clopper–Pearson otherwise."""
     if estimator != "auto":
         return estimator
-    return "gdp" if target.noise_family == "gaussian" else "clopper-pearson"
+    if target.noise_family == "gaussian":
+        return "gdp"
+    return "curve" if target.noise_family == "other" and getattr(target, "event", None) is not None else \
+        "clopper-pearson"
 
 
 def _print_result(result: AuditResult, as_json: bool) -> None:
@@ -103,14 +115,20 @@ def _cmd_single(args: argparse.Namespace) -> int:
     seed = check_positive_int("--seed", args.seed, minimum=0)
     batch_size = None if args.batch_size is None else _bounded_int("--batch-size", args.batch_size, 1, trials)
     planted = None if args.planted is None else check_choice("--planted", args.planted, tg.PLANTED_BUGS)
+    plot = None if args.plot is None else check_plot_path(args.plot)
     build = tg.mechanism_target if args.kind == "mechanism" else tg.solver_target
     try:
-        target = build(name, epsilon, delta, planted=planted)
+        with stages(args).stage(f"building the audit target {name} (calibrating it to the claim)"):
+            target = build(name, epsilon, delta, planted=planted)
     except (ValueError, ArithmeticError) as exc:
         given = f"--epsilon {args.epsilon!r}, --delta {args.delta!r}" + (f", --planted {planted}" if planted else "")
         raise ValueError(f"cannot build the audit target of {args.kind} {name} at {given}: "
                          f"{_first_line(exc)}") from None
+    if args.kind == "solver" and args.estimator in ("auto", "curve", "fdp-one-run"):
+        target = tg.with_solver_event(target)  # the event the solver reports, for the curve estimators
     estimator = _auto_estimator(target, args.estimator)
+    if plot is not None and estimator in ("one-run", "fdp-one-run"):
+        raise ValueError(f"--plot draws two-sample audits (clopper-pearson, gdp, curve), not --estimator {estimator}")
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
             f"--estimator gdp needs a Gaussian-noise claim; {target.name} has noise family "
@@ -118,11 +136,20 @@ def _cmd_single(args: argparse.Namespace) -> int:
         )
     try:
         result = runner.run_audit(target, trials, estimator=estimator, confidence=confidence, workers=workers,
-                                  seed=seed, progress=args.progress, results_path=args.results, batch_size=batch_size)
+                                  seed=seed, progress=args.progress is not False, results_path=args.results,
+                                  batch_size=batch_size)
     except ResultsFileError as exc:
         raise ValueError("--results" + str(exc)[len("results_path"):]) from None
     except OSError as exc:  # e.g. the disk filled up while appending to the results file
         raise ValueError(f"--results {args.results!r}: {exc.strerror or exc}") from None
+    except runner.AuditInterrupted as exc:  # dpcore's main prints it as one line
+        kept = (f"the {exc.saved} of {exc.batches} batches done are in --results {args.results}: rerun the same "
+                "command to resume" if args.results is not None else
+                "nothing was kept (give --results PATH to make an audit resumable)")
+        raise KeyboardInterrupt(kept) from None
+    if plot is not None:  # the tested points against the claimed curve, or the ROC against the (ε, δ) region
+        plots = importlib.import_module("audits.plots")
+        save_figure((plots.plot_curve_test if result.estimator == "curve" else plots.plot_roc)(result), plot)
     _print_result(result, args.json)
     return 1 if result.violated else 0
 
@@ -132,22 +159,25 @@ def _cmd_all(args: argparse.Namespace) -> int:
     max_workers = importlib.import_module("audits.runner").MAX_WORKERS
     workers = None if args.workers is None else _bounded_int("--workers", args.workers, 1, max_workers)
     seed = check_positive_int("--seed", args.seed, minimum=0)
-    results: List[AuditResult] = audit_all(quick=args.quick, workers=workers, seed=seed, progress=args.progress,
-                                           out=None)
+    results: List[AuditResult] = audit_all(quick=args.quick, workers=workers, seed=seed,
+                                           progress=args.progress is not False, out=None)
     if args.json:
         print("[" + ", ".join(r.to_json() for r in results) + "]")
     else:
         print(format_table(results))
         bad = [r.target for r in results if r.violated]
-        print(f"{len(results) - len(bad)} of {len(results)} claims pass" + (f"; VIOLATED: {', '.join(bad)}" if bad else ""))
+        weak = sum(r.verdict == "no power" for r in results)
+        print(f"{len(results) - len(bad) - weak} of {len(results)} claims pass, {weak} rows have no power at this "
+              f"budget (no evidence either way), {len(bad)} violated" + (f": {', '.join(bad)}" if bad else ""))
     return 1 if any(r.violated for r in results) else 0
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, default=None, help="process-pool size (default: in-process)")
-    p.add_argument("--seed", type=int, default=0, help="root seed of the trials (default 0)")
-    p.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--workers", type=integer_type, default=None, help="process-pool size (default: in-process)")
+    p.add_argument("--seed", type=integer_type, default=0, help="root seed of the trials, an integer >= 0 (default 0)")
+    p.add_argument("--progress", action="store_true", default=None,
+                   help="show progress on stderr (the default; a bar on a terminal, needs tqdm)")
+    add_output_options(p)
 
 
 def register(subparsers: Any) -> None:
@@ -167,20 +197,29 @@ def register(subparsers: Any) -> None:
     for kind, what in (("mechanism", "a noise mechanism"), ("solver", "a DP-ERM solver")):
         p = sub.add_parser(kind, help=f"audit {what}")
         p.add_argument("name", metavar="NAME", help=f"{kind} name")
-        p.add_argument("--epsilon", type=float, required=True, help="claimed epsilon (the target is calibrated to it)")
-        p.add_argument("--delta", type=float, required=True, help="claimed delta in (0, 1)")
-        p.add_argument("--trials", type=int, required=True, help="runs per side (canaries for one-run)")
+        p.add_argument("--epsilon", type=real_type, required=True,
+                       help=f"claimed epsilon in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}] (the target is "
+                            "calibrated to it)")
+        p.add_argument("--delta", type=delta_type, required=True, help="claimed delta in (0, 1), at least 2.2e-308")
+        p.add_argument("--trials", type=integer_type, required=True,
+                       help="runs per side (canaries for one-run), an integer >= 4 (1e4 is accepted)")
         p.add_argument("--estimator", choices=ESTIMATOR_CHOICES, default="auto",
-                       help="auto: gdp for Gaussian noise, clopper-pearson otherwise")
-        p.add_argument("--confidence", type=float, default=0.95, help="confidence of eps_lower (default 0.95)")
-        p.add_argument("--planted", default=None, metavar="BUG", help="audit a deliberately broken variant")
+                       help="auto: gdp for Gaussian noise, curve for other claims with a privacy event, "
+                            "clopper-pearson otherwise")
+        p.add_argument("--confidence", type=real_type, default=0.95,
+                       help="confidence of eps_lower, in [0.5, 1) (default 0.95)")
+        p.add_argument("--planted", default=None, metavar="BUG",
+                       help="audit a deliberately broken variant (a name of audits.targets.PLANTED_BUGS)")
         p.add_argument("--results", default=None, metavar="PATH",
                        help="results file to append batches to and resume from (refused unless new, empty, or "
                             "written by this same audit; locked while running)")
-        p.add_argument("--batch-size", type=int, default=None, metavar="B",
+        p.add_argument("--batch-size", type=integer_type, default=None, metavar="B",
                        help="trials per batch, the unit of parallel work and of resuming (default 1000)")
+        p.add_argument("--plot", default=None, metavar="PATH",
+                       help="draw the audit (curve: tested points against the claimed curve; else the ROC) into a "
+                            "new .png/.pdf/.svg file (needs matplotlib)")
         _common(p)
-        p.set_defaults(func=_cmd_single, kind=kind)
+        p.set_defaults(func=_cmd_single, kind=kind, parameter_flags={"results_path": "--results"})
     p = sub.add_parser("all", help="audit every mechanism and solver; exit 1 if any claim is violated")
     p.add_argument("--quick", action="store_true", help="small trial budgets")
     _common(p)
@@ -189,14 +228,7 @@ def register(subparsers: Any) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``audit`` standalone: ``main(["mechanism", "gaussian", ...])``; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="dpcore")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["audit", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return int(args.func(args))
-    except ValueError as exc:
-        sys.stderr.write(f"dpcore: error: {_first_line(exc)}\n")
-        return 2
+    return dpcore_main(["audit", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,6 @@
 """One-sided Clopper–Pearson bounds of a binomial proportion (Clopper, Pearson 1934), shared by the
 audit estimators (:mod:`audits.statistics`) and the joint test's nuisance interval
-(:mod:`audits.joint_test`)."""
+(:mod:`audits.joint_errors`)."""
 
 from __future__ import annotations
 

@@ -3,60 +3,141 @@ planted bug is caught.
 
 :func:`audit_all` runs each library mechanism (:data:`audits.targets.MECHANISM_NAMES`) and solver
 (:data:`audits.targets.SOLVER_NAMES`) at its claim, plus Mironov's floating-point support attack on
-the (secure, default) Laplace release (:func:`audits.targets.float_support_target`), and prints a
-table (claimed ε, ε_lb, verdict);
+the (secure, default) Laplace release (:func:`audits.targets.float_support_target`) and the
+robustness rows of :mod:`audits.robustness_checks`, and prints a table (claimed ε, ε_lb, verdict);
 ``dpcore audit all`` fails when any row is ``violated``. :func:`planted_bug_suite` runs every entry
 of :data:`audits.planted_bugs.CATALOGUE` with its stated estimator and trial budget and prints the
 same table, where every row must read ``VIOLATED``.
 
 Estimators: the Gaussian-DP estimator (Nasr et al. 2023) for targets whose every release is an
-unsampled Gaussian (``noise_family == "gaussian"``), Clopper–Pearson (Jagielski, Ullman, Oprea 2020)
+unsampled Gaussian (``noise_family == "gaussian"``); the claimed-curve test (:mod:`audits.fdp_curve`)
+for other targets that carry a privacy event — subsampled, composed or clipped releases, whose
+curve comes certified from dpcore's PLD (solver rows get the event their solver reports,
+:func:`audits.targets.with_solver_event`); Clopper–Pearson (Jagielski, Ullman, Oprea 2020)
 otherwise. :func:`audit_all` controls the *family-wise* false-alarm rate: each of its k rows is
 run at confidence 1 − (1 − confidence)/k (Bonferroni), so a table of correct implementations shows
 any "violated" row with probability ≤ 1 − confidence (5% by default).
+
+**Power.** A row's verdict is ``"no power"`` (not ``"pass"``) when its budget could not have shown
+a violation. (The robustness rows and the norm-stress rows of issue 21 are exempt: each runs one
+targeted attack whose correct outcome is ε_lb = 0, and whose power its planted variant shows.) Otherwise a pass needs evidence on both counts: the attack separated D from D′ at all
+(ε_lb > 0 — an attack that shows nothing on a correct release would not show a broken one either,
+whatever an ideal attack could do), and, for rows with a privacy event, a predicted probability
+≥ :data:`audits.power.POWER_THRESHOLD` that an ideal (likelihood-ratio) attack at this budget flags
+a release with half the claimed noise (:func:`audits.power.predicted_power`, stored in
+``details["power"]``). ``details["power_basis"]`` says which applied.
+
+**Budget and time** (trials per side, :data:`MECHANISM_TRIALS`, :data:`SOLVER_TRIALS`): chosen so
+that the full run gives the Gaussian-noise and curve-tested solvers ε_lb ≥ 0.3 at a claim of 1 and
+finishes in :data:`FULL_SECONDS` on 2 cores (``workers=2``, warm Numba cache), the quick run in
+:data:`QUICK_SECONDS`; benchmarks/bench_audits.py measures both (benchmarks/RESULTS.md, "audit all").
+A cold Numba cache adds the solvers' first-call compilation once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from typing import List, Optional, TextIO
+from typing import Dict, List, Optional, TextIO, Tuple
 
 from dpcore._validation import check_delta, check_open_unit, check_positive
 
+from .fdp_claim import CurveFamily
 from .planted_bugs import CATALOGUE
+from .power import POWER_THRESHOLD, predicted_power
 from .report import AuditResult, format_table
 from .robustness_checks import ROBUSTNESS_NAMES, robustness_target
 from .runner import run_audit
-from .targets import MECHANISM_NAMES, SOLVER_NAMES, float_support_target, mechanism_target, solver_target
+from .solver_targets import NORM_STRESS_NAMES
+from .targets import (
+    MECHANISM_NAMES,
+    SOLVER_NAMES,
+    float_support_target,
+    mechanism_target,
+    solver_target,
+    with_solver_event,
+)
 
-__all__ = ["audit_all", "planted_bug_suite", "MECHANISM_TRIALS", "SOLVER_TRIALS", "ROBUSTNESS_TRIALS"]
+__all__ = ["audit_all", "planted_bug_suite", "MECHANISM_TRIALS", "SOLVER_TRIALS", "ROBUSTNESS_TRIALS",
+           "FULL_SECONDS", "QUICK_SECONDS", "NO_POWER"]
 
 #: Trials per side (quick, full). Mechanism trials are cheap (vectorised), except the exact
 #: discrete Gaussian sampler, which runs a Python loop per draw (both discrete mechanisms share
 #: the smaller budget).
 MECHANISM_TRIALS = {"default": (5_000, 100_000), "discrete": (1_000, 20_000)}
-#: Trials per side (quick, full) per solver; every trial is one solver call on a small problem
-#: (about 4 ms for DP-SVRG / DP-SVRG++, 0.15–0.5 ms for the others, the objective-perturbation
-#: family's noise calibration memoised). The full budgets are set so that the Gaussian-noise
-#: solvers reach a meaningful ε_lb (DP-GD ≈ 0.7 at 2×10⁴ trials per side for a claim of 1).
-SOLVER_TRIALS = {name: (150, 20_000) for name in SOLVER_NAMES}
-SOLVER_TRIALS.update({name: (150, 2_000) for name in ("dp_svrg", "dp_svrg_pp")})
-SOLVER_TRIALS["shuffled_truncated_mirror_descent"] = (150, 2_000)  # ≈ 7 ms per call (one local draw per record)
-SOLVER_TRIALS.update({name: (150, 2_000) for name in ("adassp", "adassp_joint")})  # ≈ 10 ms per call
-SOLVER_TRIALS.update({name: (1_000, 20_000) for name in ("objective_perturbation", "approximate_minima_perturbation",
+#: Trials per side (quick, full) per solver, from the cost of one call (benchmarks/bench_audits.py:
+#: 0.1–1.3 ms for most, 2–11 ms for DP-SVRG, noisy mirror descent and AdaSSP). The full budgets
+#: give the Gaussian-noise and curve-tested solvers ε_lb ≥ 0.3 at a claim of 1; the slow solvers
+#: and the Clopper–Pearson rows get what the time budget allows, and say so ("no power").
+SOLVER_TRIALS: Dict[str, Tuple[int, int]] = {name: (300, 6_000) for name in SOLVER_NAMES}
+SOLVER_TRIALS.update({"output_perturbation_gd": (1_000, 10_000), "phased_dp_sgd": (1_000, 10_000),
+                      "dp_srm": (300, 5_000), "adassp_joint": (300, 8_000), "batched_truncated_mirror_descent":
+                      (1_000, 20_000)})
+SOLVER_TRIALS.update({name: (1_000, 80_000) for name in ("objective_perturbation", "approximate_minima_perturbation",
                                                          "approx_objective_perturbation")})
+# norm-stress rows (issue 21, ~1 ms per call): 1000 trials let the threshold selection pick a separating threshold
+# when the clip fails (150 do not, under the Bonferroni level)
+SOLVER_TRIALS.update({name: (1_000, 2_000) for name in (
+    "noisy_mirror_descent_dense", "batched_truncated_mirror_descent_dense", "shuffled_truncated_mirror_descent_dense",
+    "dp_gd_tiny")})
+SOLVER_TRIALS.update({name: (100, 1_000) for name in ("dp_svrg", "dp_svrg_pp", "shuffled_truncated_mirror_descent")})
+SOLVER_TRIALS.update({"adassp": (100, 2_000), "noisy_mirror_descent": (50, 500)})
 #: Trials per side (quick, full) of each :mod:`audits.robustness_checks` row (a few ms per call).
 ROBUSTNESS_TRIALS = (150, 1_000)
+#: Documented wall time (seconds) of the full and quick runs on 2 cores with ``workers=2`` and a warm
+#: Numba cache (measured by benchmarks/bench_audits.py; RESULTS.md "audit all")
+FULL_SECONDS, QUICK_SECONDS = 300, 60
+#: verdict of a row whose budget could not show a violation
+NO_POWER = "no power"
 
 
 def _estimator(target) -> str:
-    return "gdp" if target.noise_family == "gaussian" else "clopper-pearson"
+    if target.noise_family == "gaussian":
+        return "gdp"
+    if target.noise_family == "other" and getattr(target, "event", None) is not None:
+        return "curve"
+    return "clopper-pearson"
 
 
 def _emit(results: List[AuditResult], title: str, out: Optional[TextIO]) -> None:
     if out is not None:
         print(title, file=out)
         print(format_table(results), file=out)
+
+
+def _with_power(result: AuditResult, target, trials: int, level: float) -> AuditResult:
+    """``result`` with its predicted power recorded and "no power" as verdict where it has none."""
+    event = getattr(target, "event", None)
+    weak = result.eps_lower <= 0.0
+    if event is not None and result.estimator in ("gdp", "clopper-pearson", "curve"):
+        power = predicted_power(result.estimator, CurveFamily(event), result.claimed_epsilon, result.delta, trials,
+                                level)
+        basis = ("eps_lb > 0 and the predicted probability of flagging a release with half the claimed noise "
+                 f">= {POWER_THRESHOLD} (audits.power)")
+        weak = weak or power < POWER_THRESHOLD
+    else:
+        power, basis = None, "no privacy event to predict from: eps_lb > 0"
+    details = dict(result.details, power=power, power_basis=basis)
+    verdict = NO_POWER if weak and not result.violated else result.verdict
+    return dataclasses.replace(result, verdict=verdict, details=details)
+
+
+def _rows(epsilon: float, delta: float, quick: bool) -> List[Tuple[object, int, Optional[int], bool]]:
+    """(target, trials per side, batch size, targeted) of every row, in table order. A targeted row
+    runs one specific attack whose correct outcome is ε_lb = 0 and whose power is shown by its
+    planted variant (:mod:`audits.robustness_checks`), so it is not labelled by power."""
+    pick = 0 if quick else 1
+    rows: List[Tuple[object, int, Optional[int], bool]] = [
+        (mechanism_target(name, epsilon, delta),
+         MECHANISM_TRIALS["discrete" if name.startswith("discrete") else "default"][pick], None, False)
+        for name in MECHANISM_NAMES]
+    rows.append((float_support_target(epsilon, delta), MECHANISM_TRIALS["default"][pick], None, False))
+    for name in SOLVER_NAMES:  # the norm-stress rows (issue 21) are targeted attacks, like the robustness rows
+        rows.append((with_solver_event(solver_target(name, epsilon, delta)), SOLVER_TRIALS[name][pick], 25,
+                     name in NORM_STRESS_NAMES))
+    for name in ROBUSTNESS_NAMES:  # issue 13: deterministic default seed, extreme records
+        rows.append((robustness_target(name, epsilon, delta), ROBUSTNESS_TRIALS[pick], 25, True))
+    return rows
 
 
 def audit_all(
@@ -75,11 +156,12 @@ def audit_all(
     Parameters
     ----------
     quick : bool
-        Small budgets (10–20 s on two cores); the full run (about 70 s) uses 10⁵ mechanism trials
-        (2·10⁴ for the exact discrete samplers) and 10³ runs per solver and side (10⁴ for the
-        objective-perturbation family).
+        The quick budgets (under :data:`QUICK_SECONDS` on 2 cores; most solver rows then read
+        "no power"); the full run (under :data:`FULL_SECONDS`) uses 10⁵ mechanism trials (2·10⁴
+        for the exact discrete samplers) and :data:`SOLVER_TRIALS` per solver and side.
     workers : int, optional
-        Process-pool size passed to :func:`audits.run_audit` (``None``: in-process).
+        Process-pool size passed to :func:`audits.run_audit` (``None``: in-process; the
+        documented times are for 2).
     seed : int
         Root seed of every audit (each audit is reproducible on its own).
     progress : bool
@@ -96,29 +178,25 @@ def audit_all(
     list of AuditResult
         One per mechanism, then the float-support row ``laplace[float-support-test]``, then one per
         solver, in :data:`MECHANISM_NAMES` then :data:`SOLVER_NAMES` order, then one per
-        :data:`audits.robustness_checks.ROBUSTNESS_NAMES` (deterministic default seed, extreme records).
+        :data:`audits.robustness_checks.ROBUSTNESS_NAMES` (deterministic default seed, extreme
+        records). ``verdict`` is ``"violated"``, ``"pass"`` or ``"no power"`` (module docstring);
+        ``details["power"]`` holds the predicted power where there is one.
     """
     epsilon = check_positive("epsilon", epsilon)
     delta = check_delta("delta", delta)
-    rows = len(MECHANISM_NAMES) + 1 + len(SOLVER_NAMES) + len(ROBUSTNESS_NAMES)
-    row_confidence = 1.0 - (1.0 - check_open_unit("confidence", confidence)) / rows
-    mechanism_rows = [(mechanism_target(name, epsilon, delta),
-                       MECHANISM_TRIALS["discrete" if name.startswith("discrete") else "default"])
-                      for name in MECHANISM_NAMES]
-    mechanism_rows.append((float_support_target(epsilon, delta), MECHANISM_TRIALS["default"]))
+    rows = _rows(epsilon, delta, quick)
+    level = (1.0 - check_open_unit("confidence", confidence)) / len(rows)
     results = []
-    for target, budgets in mechanism_rows:
-        results.append(run_audit(target, budgets[0 if quick else 1], estimator=_estimator(target),
-                                 confidence=row_confidence, workers=workers, seed=seed, progress=progress))
-    for name in SOLVER_NAMES:
-        target = solver_target(name, epsilon, delta)
-        results.append(run_audit(target, SOLVER_TRIALS[name][0 if quick else 1], estimator=_estimator(target),
-                                 confidence=row_confidence, workers=workers, seed=seed, progress=progress,
-                                 batch_size=25))
-    for name in ROBUSTNESS_NAMES:  # issue 13: deterministic default seed, extreme records
-        results.append(run_audit(robustness_target(name, epsilon, delta), ROBUSTNESS_TRIALS[0 if quick else 1],
-                                 estimator="clopper-pearson", confidence=row_confidence, workers=workers, seed=seed,
-                                 progress=progress, batch_size=25))
+    for target, trials, batch, targeted in rows:
+        result = run_audit(target, trials, estimator=_estimator(target), confidence=1.0 - level, workers=workers,
+                           seed=seed, progress=progress, batch_size=batch)
+        if targeted:
+            result = dataclasses.replace(result, details=dict(
+                result.details, power=None, power_basis="targeted attack: its planted variant must read VIOLATED "
+                                                        "(audits.robustness_checks)"))
+        else:
+            result = _with_power(result, target, trials, level)
+        results.append(result)
     _emit(results, f"Audit of every mechanism and solver at epsilon={epsilon}, delta={delta}:", out)
     return results
 

@@ -6,6 +6,9 @@ broken releases are the functions and classes below; :mod:`audits.targets` turns
 :class:`audits.AuditTarget` with worst-case neighbours and a distinguisher, and
 :data:`CATALOGUE` states, for every bug, the audit (estimator, trial budget per side) that flags
 it at 95% confidence. ``planted_bug_suite`` in :mod:`audits.library_audit` runs them all.
+:data:`REPLAY_PLANTED` holds the variants the sensitivity-conformance replay must catch
+(:func:`audits.conformance.check_solver` with ``solve=replay_planted(bug, name)``): norms that underflow and a
+bias term left out of the clip.
 
 Every broken release *claims* the privacy of its correct twin (the claim is what the buggy code
 would report through dpcore); the bug only changes what it does.
@@ -13,16 +16,23 @@ would report through dpcore); the bug only changes what it does.
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import time
 from dataclasses import dataclass
-from typing import Callable, Dict, Tuple
+from functools import partial
+from typing import Callable, Dict, Optional, Tuple
 from unittest import mock
 
 import numpy as np
 
+import dpcore
 from algorithms import sufficient_statistics
 from algorithms.clipping import clipped_sum_sensitivity
 from algorithms.losses import get_loss
+from algorithms.result import SolverResult
 from dpcore._validation import check_positive, check_positive_int
+from dpcore.events import GaussianEvent, SelfComposedEvent
 from mechanisms import Gaussian
 from mechanisms.base import Mechanism
 
@@ -43,6 +53,11 @@ __all__ = [
     "early_stopped_gd",
     "early_stopped_output_perturbation",
     "exact_minimiser_sensitivity",
+    "underflowing_dual_norms_run",
+    "unscaled_row_norms_run",
+    "unclipped_bias_dp_gd",
+    "REPLAY_PLANTED",
+    "replay_planted",
 ]
 
 
@@ -130,6 +145,22 @@ CATALOGUE: Dict[str, PlantedBug] = {
             "GD stopped by a gradient-norm test (data-dependent T) with noise calibrated to the exact "
             "minimiser's Δ = 2L/(nλ); found by the sensitivity check, confirmed by the audit.",
             "Zhang, Zheng, Mou, Wang 2017, Lemmas 2-3; Chaudhuri, Monteleoni, Sarwate 2011, Cor. 8",
+        ),
+        PlantedBug(
+            "norm-underflow", "solver", "noisy_mirror_descent_dense", "clopper-pearson", 300,
+            "The dual norms ‖x‖_q of the l_p solvers computed as (Σ|xⱼ|^q)^{1/q} without scaling: at p = 1.001 "
+            "(q = 1001) every entry below ~0.47 underflows, a row of 0.4's gets norm 0 and its gradient skips the "
+            "clip (Alg. 3) or the truncation (Alg. 4, 7) while the noise is calibrated to the clip.",
+            "issue 21 (the leak of the l_p solvers); auditing notes §3 row 4 (clipping that does not bind)",
+            solvers=("batched_truncated_mirror_descent_dense", "shuffled_truncated_mirror_descent_dense"),
+            solver_trials=600,  # the shuffled reports carry n local noises: ε_lb 0.89–1.12 at 300, 1.49–1.65 at 600
+        ),
+        PlantedBug(
+            "clip-skipped-at-zero-norm", "solver", "dp_gd_tiny", "clopper-pearson", 300,
+            "Row norms computed as sqrt(Σx²) without scaling: a row of entries ~1e-170 gets norm 0, and the clip "
+            "treats a zero norm as a zero gradient and keeps the coefficient; with a clip norm of 1e-200 the "
+            "record's unclipped gradient is ~1e28 times the sensitivity.",
+            "issue 21 (norms that underflow); issue 13 (the clip must bound every finite input)",
         ),
         PlantedBug(
             "adassp-unit-target-bound", "solver", "adassp", "clopper-pearson", 400,
@@ -446,3 +477,115 @@ def early_stopped_output_perturbation(
     w = early_stopped_gd(X, y, alpha=alpha, tol=tol)
     return mech.randomize(np.broadcast_to(w, (size, w.size)), rng), mech
 
+
+
+# --------------------------------------------------------------------- norms that underflow (issue 21)
+def _unscaled_norms(X: np.ndarray, order: float) -> np.ndarray:
+    """(Σⱼ|xⱼ|^order)^{1/order} of every row with no scaling — the bug: every |xⱼ|^order below 2⁻¹⁰⁷⁴ is 0."""
+    with np.errstate(under="ignore", over="ignore"):
+        return np.ascontiguousarray(np.sum(np.abs(X) ** order, axis=1) ** (1.0 / order))
+
+
+def underflowing_dual_norms_run(solve: Callable, X: np.ndarray, y: np.ndarray, **kwargs) -> SolverResult:
+    """Run an ℓp solver (``noisy_mirror_descent``, ``batched_`` / ``shuffled_truncated_mirror_descent``) with its
+    per-example dual norms ‖xᵢ‖_q computed without scaling (planted bug ``norm-underflow``, issue 21).
+
+    The solver's own set-up runs; only the dual norms it hands to its kernel are replaced by
+    (Σ|xᵢⱼ|^q)^{1/q} in float64, which is 0 for a row of 0.4's at q = 1001: that row's gradient then passes
+    the clip (Alg. 3 with generalized-Gaussian noise) or the truncation test (Alg. 4, 7) whole. The event,
+    hence the claim, is the correct solver's.
+    """
+    module = importlib.import_module(solve.__module__)
+    correct = module.mirror_setup
+
+    def underflowing(*args, **kw):
+        m = correct(*args, **kw)
+        return dataclasses.replace(m, dual_norms=_unscaled_norms(m.base.data.X, m.geo.q))
+
+    with mock.patch.object(module, "mirror_setup", underflowing):
+        return solve(X, y, **kwargs)
+
+
+def unscaled_row_norms_run(solve: Callable, X: np.ndarray, y: np.ndarray, **kwargs) -> SolverResult:
+    """Run a gradient solver (``dp_gd``, ``dp_sgd``, ...) with its row norms ‖xᵢ‖₂ computed as √(Σx²) without
+    scaling (planted bug ``clip-skipped-at-zero-norm``): a row of entries ~1e-170 gets norm 0, and the clip —
+    correct for a true zero norm, whose gradient c·0 is the zero vector — keeps its coefficient, so the record
+    adds c·xᵢ unclipped. The event, hence the claim, is the correct solver's."""
+    from algorithms import _solver_common
+
+    correct = _solver_common.prepare_data
+
+    def unscaled(*args, **kw):
+        data = correct(*args, **kw)
+        return dataclasses.replace(data, row_norms=_unscaled_norms(data.X, 2.0))
+
+    with mock.patch.object(_solver_common, "prepare_data", unscaled):
+        return solve(X, y, **kwargs)
+
+
+def unclipped_bias_dp_gd(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", epsilon: Optional[float] = None,
+                         delta: float = 1e-5, steps: int = 1, learning_rate: float = 1.0, clip_norm: float = 1.0,
+                         noise_multiplier: float = 2.0, w0: Optional[np.ndarray] = None, rng=None,
+                         **ignored) -> SolverResult:
+    """DP-GD (wang-ye-xu-2017 Alg. 4) on a model with a bias, w·x + b, whose bias gradient is not clipped
+    (planted bug ``unclipped-bias``): each record adds clip_C(ℓ′·x) to the weight block and ℓ′ itself to the
+    bias, so a record moves the released sum by up to 2C in the weights *and* 2·sup|ℓ′| in the bias while the
+    noise N(0, (z·2C)²) and the event claim Δ = 2C (replace-one). Logistic or Huber loss (``loss``); signature
+    of :func:`algorithms.dp_gd.dp_gd` (``epsilon`` must be None: the multiplier is given).
+
+    Returns
+    -------
+    SolverResult
+        ``weights`` = [w, b] (length d + 1), the correct DP-GD's event and claim, ``details["sensitivity"]``
+        = 2C and ``details["learning_rate"]``.
+    """
+    start = time.perf_counter()
+    if epsilon is not None:
+        raise ValueError("unclipped_bias_dp_gd takes noise_multiplier, not epsilon")
+    C = check_positive("clip_norm", clip_norm)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    T = check_positive_int("steps", steps)
+    lossf = get_loss(loss)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    n, d = X.shape
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    theta = np.zeros(d + 1)
+    if w0 is not None:
+        theta[:d] = np.asarray(w0, dtype=np.float64)[:d]
+    sens = clipped_sum_sensitivity(C, "replace_one")
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    for _ in range(T):
+        c = lossf.deriv(X @ theta[:d] + theta[d], y)
+        weight_coef = c * np.minimum(1.0, C / np.maximum(np.abs(c) * norms, 1e-300))
+        g = np.append(X.T @ weight_coef, c.sum())  # the bug: the bias coefficient c is not clipped
+        g += gen.normal(0.0, z * sens, d + 1)
+        theta -= learning_rate / n * g
+    event = SelfComposedEvent(GaussianEvent(z, "replace_one"), T)
+    return SolverResult(weights=theta, privacy=dpcore.get_epsilon(event, delta), event=event,
+                        objective_trace=np.empty(0), grad_norm_trace=np.empty(0), n_gradient_evaluations=n * T,
+                        wall_time=time.perf_counter() - start, noise_multiplier=z, sigma=z * sens,
+                        solver="dp_gd[unclipped-bias]",
+                        details={"sensitivity": sens, "learning_rate": learning_rate, "clip_norm": C})
+
+
+#: Planted variants of the sensitivity-conformance replay (:func:`audits.conformance.check_solver`):
+#: bug name → (the solver it replaces, a factory from the library solver to the planted one).
+REPLAY_PLANTED: Dict[str, Tuple[Tuple[str, ...], Callable[[Callable], Callable]]] = {
+    "norm-underflow": (("noisy_mirror_descent", "batched_truncated_mirror_descent",
+                        "shuffled_truncated_mirror_descent"), lambda solve: partial(underflowing_dual_norms_run, solve)),
+    "clip-skipped-at-zero-norm": (("dp_gd", "dp_sgd", "rrpsgd", "dp_accmd", "dp_srm", "dp_svrg"),
+                                  lambda solve: partial(unscaled_row_norms_run, solve)),
+    "unclipped-bias": (("dp_gd",), lambda solve: unclipped_bias_dp_gd),
+}
+
+
+def replay_planted(bug: str, name: str) -> Callable:
+    """The planted variant ``bug`` of the library solver ``name``, with the solver's signature (for
+    ``audits.conformance.check_solver(name, ..., solve=replay_planted(bug, name))``)."""
+    from .conformance import library_solver
+
+    if bug not in REPLAY_PLANTED or name not in REPLAY_PLANTED[bug][0]:
+        pairs = [(s, b) for b, (solvers, _) in REPLAY_PLANTED.items() for s in solvers]
+        raise ValueError(f"(name, bug) must be one of {pairs}; got ({name!r}, {bug!r})")
+    return REPLAY_PLANTED[bug][1](library_solver(name))

@@ -6,6 +6,10 @@
   (point-estimate) violation; the audit's verdict uses confidence bounds on top of that.
 * :func:`plot_epsilon_sweep` — ε_lb against the claimed ε across a sweep of audits; points above
   the diagonal are violated claims.
+* :func:`plot_curve_test` — a ``"curve"`` audit (:mod:`audits.fdp_curve`): each tested empirical
+  trade-off point with its confidence box (Clopper–Pearson at the per-test level α/J, so all boxes
+  hold together with probability ≥ 1 − α) against the claimed certified curve; a box entirely
+  above the curve is a violation.
 
 Both draw on a given ``matplotlib`` Axes or on a new ``Figure`` (no pyplot state, any backend),
 and return the Axes.
@@ -13,23 +17,24 @@ and return the Axes.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Iterable
 
 import numpy as np
 
-from dpcore._validation import check_delta, check_positive
+from dpcore._validation import check_delta
+from dpcore.risk import dp_tpr_bound
 
 from .report import AuditResult
 from .statistics import roc_curve
 
-__all__ = ["max_true_positive_rate", "plot_roc", "plot_epsilon_sweep"]
+__all__ = ["max_true_positive_rate", "plot_roc", "plot_epsilon_sweep", "plot_curve_test"]
 
 
 def max_true_positive_rate(fpr: Any, epsilon: float, delta: float) -> np.ndarray:
     """Largest TPR an (ε, δ)-DP mechanism allows at false-positive rate ``fpr``.
 
-    ``min(1, e^ε·FPR + δ, 1 − e^{−ε}(1 − δ − FPR))`` (Kairouz, Oh, Viswanath 2015, Thm. 2.1).
+    ``min(1, e^ε·FPR + δ, 1 − e^{−ε}(1 − δ − FPR))`` (Kairouz, Oh, Viswanath 2015, Thm. 2.1);
+    :func:`dpcore.risk.dp_tpr_bound` with δ in (0, 1).
 
     Parameters
     ----------
@@ -40,13 +45,7 @@ def max_true_positive_rate(fpr: Any, epsilon: float, delta: float) -> np.ndarray
     delta : float
         δ in (0, 1).
     """
-    epsilon = check_positive("epsilon", epsilon, allow_inf=True)
-    delta = check_delta("delta", delta)
-    fpr = np.asarray(fpr, dtype=np.float64)
-    if math.isinf(epsilon):
-        return np.ones_like(fpr)
-    return np.minimum.reduce([np.ones_like(fpr), math.exp(epsilon) * fpr + delta,
-                              1.0 - math.exp(-epsilon) * (1.0 - delta - fpr)])
+    return dp_tpr_bound(fpr, epsilon, check_delta("delta", delta))
 
 
 def _axes(ax: Any):
@@ -132,3 +131,50 @@ def plot_epsilon_sweep(results: Iterable[AuditResult], *, ax: Any = None) -> Any
     ax.set_ylim(0, top)
     ax.legend(loc="upper left", fontsize="small")
     return ax
+
+
+def plot_curve_test(result: AuditResult, *, ax: Any = None, log: bool = True) -> Any:
+    """Tested empirical trade-off points with their confidence boxes against the claimed curve.
+
+    Parameters
+    ----------
+    result : AuditResult
+        A ``"curve"`` audit (its ``details`` hold ``points`` and ``claimed_curve``).
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new Figure's Axes).
+    log : bool
+        Logarithmic FPR axis.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    if result.estimator != "curve" or "points" not in result.details:
+        raise ValueError("result must be a 'curve' audit (run_audit(..., estimator='curve'))")
+    ax = _axes(ax)
+    curve = result.details["claimed_curve"]
+    x, y = np.asarray(curve["fpr"], dtype=float), np.asarray(curve["tpr"], dtype=float)
+    floor = 1.0 / max(sum(result.details["points"][0]["trials"]), 1) if result.details["points"] else 1e-6
+    keep = x >= (floor if log else 0.0)
+    ax.fill_between(x[keep], 0.0, y[keep], alpha=0.2, label="allowed by the claimed curve (certified)")
+    ax.plot(x[keep], y[keep], lw=1)
+    level = result.details["level_per_test"]
+    for i, point in enumerate(result.details["points"]):
+        (f0, f1), (t0, t1) = point["fpr_interval"], point["tpr_interval"]
+        ax.add_patch(_rectangle(f0, t0, f1 - f0, t1 - t0, label=None if i else f"{1 - level:.4g} boxes (each)"))
+        ax.plot([point["fpr"]], [point["tpr"]], "k.", ms=4)
+    if log:
+        ax.set_xscale("log")
+        ax.set_xlim(floor, 1.0)
+    ax.set_ylim(0.0, 1.0)
+    ax.set_xlabel("false-positive rate")
+    ax.set_ylabel("true-positive rate")
+    ax.set_title(f"{result.target}: p = {result.p_value:.3g} ({result.verdict})")
+    ax.legend(loc="lower right", fontsize="small")
+    return ax
+
+
+def _rectangle(x: float, y: float, w: float, h: float, label: Any):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x, y), max(w, 0.0), max(h, 0.0), fill=False, edgecolor="C3", lw=1.2, label=label)

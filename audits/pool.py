@@ -21,12 +21,13 @@ import concurrent.futures as cf
 import ctypes
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import threading
 import time
 
-__all__ = ["worker_pool", "POLL_SECONDS"]
+__all__ = ["worker_pool", "check_picklable", "POLL_SECONDS"]
 
 #: Period of the parent check of the portable fallback (seconds).
 POLL_SECONDS = 0.5
@@ -51,7 +52,13 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 def _die_with_parent(parent_pid: int) -> None:
-    """Pool initializer: tie this worker's life to ``parent_pid``'s."""
+    """Pool initializer: tie this worker's life to ``parent_pid``'s, and leave Ctrl-C to the parent.
+
+    A terminal's Ctrl-C sends SIGINT to the whole process group; the audit (the parent) handles it
+    by cancelling the batches not started and shutting the pool down, so a worker ignores it rather
+    than die with a traceback of its own.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if not _set_pdeathsig():
         threading.Thread(target=_watch_parent, args=(parent_pid,), name="audit-parent-watch", daemon=True).start()
     if os.getppid() != parent_pid:  # the parent died before the death signal was armed
@@ -70,3 +77,27 @@ def worker_pool(workers: int) -> cf.ProcessPoolExecutor:
     ctx = multiprocessing.get_context(method if method in ("fork", "spawn") else "spawn")
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_die_with_parent,
                                   initargs=(os.getpid(),))
+
+
+def check_picklable(target: object, workers: object) -> None:
+    """Refuse, with a clear ``ValueError``, a target that cannot be sent to worker processes.
+
+    A process pool pickles the target for every batch; a ``lambda`` or a function defined inside
+    another function cannot be pickled, and Python's own error (``Can't pickle <function <lambda>>``)
+    surfaces from deep inside ``concurrent.futures``. Checked before any batch runs.
+
+    Parameters
+    ----------
+    target : object
+        The audit target.
+    workers : object
+        What asked for processes (``workers=2`` or the executor), for the message.
+    """
+    try:
+        pickle.dumps(target)
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:
+        name = getattr(target, "name", type(target).__name__)
+        raise ValueError(
+            f"target {name!r} cannot be sent to worker processes ({workers}): {exc}. Define its sampler at module "
+            "level (or as a functools.partial of a module-level function) instead of a lambda or a nested "
+            "function, or run in-process (workers=None)") from None

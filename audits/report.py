@@ -11,12 +11,13 @@ only says this attack, at this budget, found no violation (Wang et al. 2024, "cu
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
+
+from dpcore.result import jsonable
 
 __all__ = ["AuditResult", "REPORT_KEYS", "append_record", "read_records", "format_table"]
 
@@ -116,27 +117,11 @@ class AuditResult:
             "wall_time": self.wall_time,
             "details": self.details,
         }
-        return _jsonable(d)
+        return jsonable(d)
 
     def to_json(self, **kwargs: Any) -> str:
         """The record as a JSON string (strict JSON: no NaN/Infinity literals)."""
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.generic,)):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
-    if isinstance(obj, (int, float, str, bool)) or obj is None:
-        return obj
-    if hasattr(obj, "tolist"):
-        return _jsonable(obj.tolist())
-    return repr(obj)
 
 
 def append_record(result: AuditResult, path: "str | os.PathLike[str]") -> None:

@@ -10,7 +10,7 @@ Guarantees
 ----------
 * **Never clobbers.** A path that exists must be an empty regular file or a results file of the
   *same* audit configuration (same header); anything else (``/etc/passwd``, a directory, a device,
-  a results file of another audit) is refused with :class:`ResultsFileError` before a byte is
+  a dangling symbolic link, a results file of another audit) is refused with :class:`ResultsFileError` before a byte is
   written. The one exception is a file whose whole content is a strict prefix of the very header
   this audit would write (a crash while writing it), which is completed.
 * **Whole lines only.** Every batch is one ``os.write`` of one line on an ``O_APPEND`` descriptor
@@ -51,6 +51,8 @@ FORMAT = "dpcore-audit-results"
 VERSION = 2
 #: Bytes of an existing file read to decide whether it is a results file at all (its header line).
 _HEADER_PEEK = 1 << 16
+#: Times the path is looked at again when it appears or disappears between the look and the open.
+_OPEN_ATTEMPTS = 3
 #: On-disk dtype of each batch field.
 _DTYPES = {"scores0": "<f8", "scores1": "<f8", "scores": "<f8", "included": "|u1"}
 
@@ -129,27 +131,35 @@ class ResultsFile:
         parent = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(parent):
             raise self._fail(f"cannot be created: directory {parent!r} does not exist")
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            st = None
-        except OSError as exc:
-            raise self._fail(f"cannot be used: {exc.strerror}") from None
-        if st is not None:
-            if stat.S_ISDIR(st.st_mode):
-                raise self._fail("is a directory; give the path of a results file")
-            if not stat.S_ISREG(st.st_mode):
-                raise self._fail("exists and is not a regular file; refusing to write into it")
-            self._check_is_ours(self._peek())
-            flags = os.O_RDWR | os.O_APPEND
-        else:
-            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL
-        try:
-            return os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
-        except FileExistsError:  # created by someone else since the stat: start over
-            return self._open()
-        except OSError as exc:
-            raise self._fail(f"cannot be opened for writing: {exc.strerror}") from None
+        for _ in range(_OPEN_ATTEMPTS):
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                st = None
+            except OSError as exc:
+                raise self._fail(f"cannot be used: {exc.strerror}") from None
+            if st is None and os.path.islink(self.path):
+                raise self._fail(f"is a symbolic link to {os.readlink(self.path)!r}, which does not exist; give the "
+                                 "path of a results file (or create the link's target)")
+            if st is not None:
+                if stat.S_ISDIR(st.st_mode):
+                    raise self._fail("is a directory; give the path of a results file")
+                if not stat.S_ISREG(st.st_mode):
+                    raise self._fail("exists and is not a regular file; refusing to write into it")
+                self._check_is_ours(self._peek())
+                flags = os.O_RDWR | os.O_APPEND
+            else:
+                flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL
+            try:
+                return os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+            except FileExistsError:  # created by someone else since the stat: look again
+                continue
+            except FileNotFoundError:  # removed by someone else since the stat: look again
+                continue
+            except OSError as exc:
+                raise self._fail(f"cannot be opened for writing: {exc.strerror}") from None
+        raise self._fail(f"keeps changing while it is opened ({_OPEN_ATTEMPTS} attempts); is another program "
+                         "creating and deleting it?")
 
     def _peek(self) -> bytes:
         try:

@@ -16,28 +16,38 @@ batches in flight, which is why batches are small by default (:data:`DEFAULT_BAT
 that is not a results file of the same audit is refused, never overwritten.
 
 Worker processes of the pool started for ``workers > 1`` die with the audit, whatever signal ends
-it (:mod:`audits.pool`).
+it (:mod:`audits.pool`). Ctrl-C stops the audit after the batches in flight (a second one at once):
+the batches not started are cancelled, the finished ones are in the results file, and
+:class:`AuditInterrupted` says how many there are.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import signal
+import threading
 import time
-import warnings
 from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from dpcore._validation import check_choice, check_open_unit, check_positive_int
+from dpcore._progress import progress_bar
+from dpcore._validation import check_choice, check_open_unit, check_positive_int, check_real_array
 
-from .pool import worker_pool
+from .fdp import CURVE_ESTIMATORS, claimed_event, estimate_against_curve
+from .pool import check_picklable, worker_pool
 from .report import AuditResult
 from .results_file import ResultsFile, results_fields
 from .statistics import ESTIMATORS, estimate
 from .target import AuditTarget, check_target, one_run_from_sample
 
-__all__ = ["run_audit", "DEFAULT_BATCH_SIZE", "MAX_TRIALS", "MAX_WORKERS", "batch_sizes"]
+__all__ = ["run_audit", "AuditInterrupted", "ALL_ESTIMATORS", "DEFAULT_BATCH_SIZE", "MAX_TRIALS", "MAX_WORKERS",
+           "batch_sizes"]
+
+#: every estimator :func:`run_audit` accepts: those of :mod:`audits.statistics` and the two that test
+#: the target's claimed trade-off curve (:mod:`audits.fdp`)
+ALL_ESTIMATORS = ESTIMATORS + CURVE_ESTIMATORS
 
 #: Trials per batch when ``batch_size`` is not given: the unit of work of a worker and of resuming
 #: (a kill loses at most the batches in flight). 1000 trials are about 0.1–4 s of solver runs and
@@ -50,10 +60,53 @@ MAX_TRIALS = 10**8
 MAX_WORKERS = 1024
 
 
+class AuditInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_audit`; the finished batches are kept in the results file (if any).
+
+    Attributes
+    ----------
+    saved : int
+        Batches in the results file when the audit stopped (0 without one).
+    batches : int
+        Batches of the whole audit.
+    """
+
+    def __init__(self, saved: int, batches: int):
+        super().__init__(f"{saved} of {batches} batches saved")
+        self.saved = saved
+        self.batches = batches
+
+
 def batch_sizes(trials: int, batch_size: int) -> List[int]:
     """Sizes of the batches ``trials`` is cut into (all ``batch_size`` but a smaller last one)."""
     full, rest = divmod(trials, batch_size)
     return [batch_size] * full + ([rest] if rest else [])
+
+
+#: Seconds between two looks at a Ctrl-C request while the batches of a pool run.
+_POLL_SECONDS = 0.2
+
+
+class _GracefulCtrlC:
+    """While active (in the main thread): the first Ctrl-C asks the audit to stop after the batches
+    in flight, which are kept, so that the batches saved are exactly those reported; a second Ctrl-C
+    interrupts at once. The previous SIGINT handler is restored on exit."""
+
+    def __enter__(self) -> "_GracefulCtrlC":
+        self.requested = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
 
 
 def _run_batch(target: AuditTarget, one_run: bool, n: int, seed_seq: np.random.SeedSequence) -> Dict[str, np.ndarray]:
@@ -65,23 +118,12 @@ def _run_batch(target: AuditTarget, one_run: bool, n: int, seed_seq: np.random.S
             included, scores = one_run_from_sample(target, n, rng)
         else:
             included, scores = sampler(n, rng)
-        return {"included": np.asarray(included, dtype=bool), "scores": np.asarray(scores, dtype=np.float64)}
-    s0 = np.asarray(target.sample(0, n, rng), dtype=np.float64).reshape(-1)
-    s1 = np.asarray(target.sample(1, n, rng), dtype=np.float64).reshape(-1)
+        return {"included": np.asarray(included, dtype=bool), "scores": check_real_array("scores", scores)}
+    s0 = check_real_array("target.sample(0, ...)", target.sample(0, n, rng)).reshape(-1)
+    s1 = check_real_array("target.sample(1, ...)", target.sample(1, n, rng)).reshape(-1)
     if s0.shape != (n,) or s1.shape != (n,):
         raise ValueError(f"target.sample must return {n} scores; got shapes {s0.shape} and {s1.shape}")
     return {"scores0": s0, "scores1": s1}
-
-
-def _progress_bar(enabled: bool, total: int, desc: str):
-    if not enabled:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # optional dependency: dpcore[progress]
-        warnings.warn("progress=True needs tqdm (pip install dpcore[progress]); running without a bar")
-        return None
-    return tqdm(total=total, desc=desc, unit="trial")
 
 
 def _run_batches(
@@ -97,7 +139,7 @@ def _run_batches(
     """Run every batch not already in ``store``; return all batches by index."""
     done: Dict[int, Dict[str, np.ndarray]] = dict(store.batches) if store is not None else {}
     todo = [i for i in range(len(sizes)) if i not in done]
-    bar = _progress_bar(progress, sum(sizes), str(target.name))
+    bar = progress_bar(sum(sizes), f"audit of {target.name}", "trials") if progress else None
     if bar is not None:
         bar.update(sum(sizes[i] for i in done))
 
@@ -110,21 +152,36 @@ def _run_batches(
 
     own_pool = None
     if executor is None and workers is not None and workers > 1 and len(todo) > 1:
+        check_picklable(target, f"workers={workers}")
         executor = own_pool = worker_pool(min(workers, len(todo)))
+    elif isinstance(executor, cf.ProcessPoolExecutor):
+        check_picklable(target, type(executor).__name__)
     elif executor is not None and not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor"):
         executor = executor.get_executor()  # Dask distributed.Client
     try:
-        if executor is None:
-            for i in todo:
-                finish(i, _run_batch(target, one_run, sizes[i], seeds[i]))
-        else:
-            futures = {executor.submit(_run_batch, target, one_run, sizes[i], seeds[i]): i for i in todo}
-            try:
-                for fut in cf.as_completed(futures):
-                    finish(futures[fut], fut.result())
-            finally:
-                for fut in futures:
-                    fut.cancel()
+        with _GracefulCtrlC() as ctrl_c:
+            if executor is None:
+                for i in todo:
+                    if ctrl_c.requested:
+                        break
+                    finish(i, _run_batch(target, one_run, sizes[i], seeds[i]))
+            else:
+                futures = {executor.submit(_run_batch, target, one_run, sizes[i], seeds[i]): i for i in todo}
+                try:
+                    pending = set(futures)
+                    while pending and not ctrl_c.requested:
+                        finished, pending = cf.wait(pending, timeout=_POLL_SECONDS, return_when=cf.FIRST_COMPLETED)
+                        for fut in finished:
+                            finish(futures[fut], fut.result())
+                    for fut in pending:  # Ctrl-C: start nothing new, keep what is running
+                        fut.cancel()
+                    for fut in cf.as_completed([f for f in pending if not f.cancelled()]):
+                        finish(futures[fut], fut.result())
+                finally:
+                    for fut in futures:
+                        fut.cancel()
+            if ctrl_c.requested:
+                raise KeyboardInterrupt
     finally:
         if own_pool is not None:
             own_pool.shutdown(cancel_futures=True)
@@ -157,7 +214,10 @@ def run_audit(
         ``"gdp"``; number of canaries m for ``"one-run"``.
     estimator : str
         ``"clopper-pearson"`` (Jagielski et al. 2020), ``"gdp"`` (Nasr et al. 2023; Gaussian
-        claims only) or ``"one-run"`` (Steinke et al. 2023). See :mod:`audits.statistics`.
+        claims only) or ``"one-run"`` (Steinke et al. 2023), see :mod:`audits.statistics`; or,
+        for a target with a privacy event (``target.event``), ``"curve"`` (several thresholds
+        against the event's certified trade-off curve) or ``"fdp-one-run"`` (Mahloujifar et al.
+        2024), see :mod:`audits.fdp`, whose verdict is the rejection of that curve.
     confidence : float
         Confidence level of the ε lower bound, in [0.5, 1).
     executor : concurrent.futures.Executor or distributed.Client, optional
@@ -169,7 +229,8 @@ def run_audit(
     seed : int
         Root seed (≥ 0) of ``numpy.random.SeedSequence``; batch seeds are its ``spawn``.
     progress : bool
-        Show a tqdm progress bar (needs the optional ``tqdm``).
+        Show progress on stderr: a ``tqdm`` bar on a terminal (needs the optional ``tqdm``), else a
+        line every few seconds (:func:`dpcore._progress.progress_bar`).
     results_path : path, optional
         Results file (:class:`audits.results_file.ResultsFile`) where batches are appended as they
         finish, and reused on a rerun of the same audit. Its directory must exist; an existing file
@@ -183,9 +244,15 @@ def run_audit(
     Returns
     -------
     AuditResult
+
+    Raises
+    ------
+    AuditInterrupted
+        On Ctrl-C, after the finished batches are on disk; rerunning the same audit resumes.
     """
     check_target(target)
-    estimator = check_choice("estimator", estimator, ESTIMATORS)
+    estimator = check_choice("estimator", estimator, ALL_ESTIMATORS)
+    event = claimed_event(target, estimator) if estimator in CURVE_ESTIMATORS else None
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
             f"estimator 'gdp' requires a Gaussian-noise claim (noise_family='gaussian'); target {target.name!r} has "
@@ -206,7 +273,7 @@ def run_audit(
         if executor is not None:
             raise ValueError("give either executor or workers, not both")
 
-    one_run = estimator == "one-run"
+    one_run = estimator in ("one-run", "fdp-one-run")
     sizes = batch_sizes(trials, batch_size)
     seeds = np.random.SeedSequence(seed).spawn(len(sizes))
     config = {
@@ -223,6 +290,8 @@ def run_audit(
     store = ResultsFile(results_path, config, sizes, results_fields(one_run)) if results_path is not None else None
     try:
         done = _run_batches(target, one_run, sizes, seeds, store, executor, workers, progress)
+    except KeyboardInterrupt:
+        raise AuditInterrupted(len(store.batches) if store is not None else 0, len(sizes)) from None
     finally:
         if store is not None:
             store.close()
@@ -231,14 +300,13 @@ def run_audit(
     if one_run:
         data = (data[0].astype(bool), data[1])
     claimed = float(target.claimed_epsilon)
-    est = estimate(
-        estimator,
-        data,
-        delta=target.delta,
-        confidence=confidence,
-        claimed_epsilon=claimed,
-        noise_family=target.noise_family,
-    )
+    if event is not None:
+        est = estimate_against_curve(estimator, data, event, delta=target.delta, confidence=confidence)
+        verdict = "violated" if est.details["rejected"] else "pass"
+    else:
+        est = estimate(estimator, data, delta=target.delta, confidence=confidence, claimed_epsilon=claimed,
+                       noise_family=target.noise_family)
+        verdict = "violated" if est.eps_lower > claimed else "pass"
     return AuditResult(
         target=str(target.name),
         claimed_epsilon=claimed,
@@ -250,7 +318,7 @@ def run_audit(
         confidence=confidence,
         eps_lower=est.eps_lower,
         p_value=est.p_value,
-        verdict="violated" if est.eps_lower > claimed else "pass",
+        verdict=verdict,
         trials=trials,
         seed=seed,
         wall_time=time.perf_counter() - start,

@@ -32,6 +32,15 @@ the joint release's full replace-one sensitivity √2·B² with B² = 2X². The 
 
 A solver at ``epsilon=math.inf`` (noise off) separates D from D′ perfectly: the audit then reports
 ε_lb at the Clopper–Pearson ceiling (≈ ln(trials/3.7)), which shows that the attack works.
+
+Norm-stress targets (issue 21). A single-coordinate canary has ‖x‖_q = 1 for every q, so it cannot expose a
+norm that underflows. The ``*_dense`` targets replay the issue's one-record attack on the ℓp solvers:
+n = d = 20, logistic loss, p = 1.001 (q = 1001), D of all-zero rows, D′ with row 0 replaced by 0.4·𝟏 (‖·‖₂ =
+1.79 ≤ data_norm_bound 2, but 0.4^1001 underflows), clip / truncation 10⁻³, one step, score = the sum of the
+released weights (the canary pushes every coordinate the same way). ``dp_gd_tiny`` does the same for the ℓ2
+clip of the linear solvers at extreme magnitudes: rows of entries 10⁻¹⁷⁰ (Σx² underflows), clip norm
+10⁻²⁰⁰, the canary's label −1 in D and +1 in D′. The planted bugs ``norm-underflow`` and ``clip-skipped-at-zero-norm``
+(:mod:`audits.planted_bugs`) must be caught on them.
 """
 
 from __future__ import annotations
@@ -53,7 +62,7 @@ from .sensitivity import sensitivity_check
 from .target import FunctionTarget
 
 __all__ = ["SOLVER_NAMES", "SOLVER_SETTINGS", "COMMON_SETTINGS", "solver_target", "canary_datasets",
-           "early_stopped_witness"]
+           "dense_canary_datasets", "tiny_canary_datasets", "early_stopped_witness", "NORM_STRESS_NAMES"]
 
 _MODULES = {
     "dp_gd": "algorithms.dp_gd",
@@ -73,10 +82,16 @@ _MODULES = {
     "shuffled_truncated_mirror_descent": "algorithms.truncated_mirror_descent",
     "adassp": "algorithms.sufficient_statistics",
     "adassp_joint": "algorithms.sufficient_statistics",
+    "noisy_mirror_descent_dense": "algorithms.noisy_mirror_descent",
+    "batched_truncated_mirror_descent_dense": "algorithms.truncated_mirror_descent",
+    "shuffled_truncated_mirror_descent_dense": "algorithms.truncated_mirror_descent",
+    "dp_gd_tiny": "algorithms.dp_gd",
 }
 SOLVER_NAMES = tuple(_MODULES)
 #: targets that run another name's function with extra settings (``SOLVER_SETTINGS``)
-_FUNCTIONS = {"adassp_joint": "adassp"}
+_FUNCTIONS = {"adassp_joint": "adassp", "noisy_mirror_descent_dense": "noisy_mirror_descent",
+              "batched_truncated_mirror_descent_dense": "batched_truncated_mirror_descent",
+              "shuffled_truncated_mirror_descent_dense": "shuffled_truncated_mirror_descent", "dp_gd_tiny": "dp_gd"}
 
 _CANARY_LABEL = 10.0  # |Y|: keeps the canary's Huber residual in the linear (saturated) part
 COMMON_SETTINGS = {"loss": "huber", "data_norm_bound": 1.0}
@@ -108,25 +123,39 @@ SOLVER_SETTINGS: Dict[str, dict] = {
     "adassp": {"loss": "squared", "target_bound": _CANARY_LABEL},
     # the joint variant DPLinearRegression(solver="adassp") runs (module docstring)
     "adassp_joint": {"loss": "squared", "target_bound": _CANARY_LABEL, "variant": "joint"},
+    # issue 21's one-record attack (module docstring, "Norm-stress targets")
+    "noisy_mirror_descent_dense": {"loss": "logistic", "data_norm_bound": 2.0, "p": 1.001, "steps": 1,
+                                   "noise": "generalized_gaussian", "clip_norm": 1e-3, "trace": False},
+    "batched_truncated_mirror_descent_dense": {"loss": "logistic", "data_norm_bound": 2.0, "p": 1.001, "steps": 1,
+                                               "truncation": 1e-3, "radius": 5.0, "trace": False},
+    "shuffled_truncated_mirror_descent_dense": {"loss": "logistic", "data_norm_bound": 2.0, "p": 1.001, "steps": 1,
+                                                "truncation": 1e-3, "radius": 5.0, "trace": False},
+    "dp_gd_tiny": {"loss": "logistic", "data_norm_bound": 1.0, "steps": 1, "clip_norm": 1e-200, "trace": False,
+                   "tol": None},
 }
 #: Solvers whose guarantee exists only for small ε (Su–Zhao–Wang Theorem 9: ε = O(√(log(n/δ)/n))) are
 #: audited at min(ε, cap) on a larger canary problem (n, d) instead of the defaults.
-_EPSILON_CAP = {"shuffled_truncated_mirror_descent": 0.05}
+_EPSILON_CAP = {"shuffled_truncated_mirror_descent": 0.05,
+                # n = 20 local reports with ε₀ ≤ 1 reach at most ε ≈ 0.9996 at δ = 1e-5 after shuffling
+                "shuffled_truncated_mirror_descent_dense": 0.99}
 # dp_srm / rrpsgd: full batches on n = 50, so that every release (and every random round R ≥ 1) sees the canary
 _PROBLEM_SIZE = {"shuffled_truncated_mirror_descent": (2000, 3), "dp_srm": (50, 3), "rrpsgd": (50, 3)}
 # solvers taking noise_multiplier: calibrated once, the trials reuse it
 _NOISE_MULTIPLIER = ("dp_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp", "dp_accmd", "dp_srm", "rrpsgd", "adassp",
-                     "adassp_joint")
+                     "adassp_joint", "dp_gd_tiny")
 _ADD_REMOVE = ("dp_sgd",)  # Poisson sampling is analysed under add/remove
 _NOISE_FAMILY = {  # GDP estimator only where every release is an unsampled Gaussian
     "dp_gd": "gaussian",
+    "dp_gd_tiny": "gaussian",
     "dp_accmd": "gaussian",
     "output_perturbation_gd": "gaussian",
 }
 
 #: Planted solver bugs that wrap the solver's own run (the claim stays the correct solver's).
 _BUGGY_RUNS = {"half-noise": pb.half_noise_solver_run, "adassp-unit-target-bound": pb.unit_target_bound_adassp_run,
-               "adassp-joint-unit-target-bound": pb.unit_target_bound_joint_adassp_run}
+               "adassp-joint-unit-target-bound": pb.unit_target_bound_joint_adassp_run,
+               "norm-underflow": pb.underflowing_dual_norms_run,
+               "clip-skipped-at-zero-norm": pb.unscaled_row_norms_run}
 
 # early-stopped output perturbation (planted): logistic loss, λ = 1, stop at ‖∇F‖ ≤ 0.25
 _ES_ALPHA, _ES_TOL, _ES_N, _ES_D = 1.0, 0.25, 50, 3
@@ -169,14 +198,54 @@ def canary_datasets(n: int, d: int, relation: str, seed: int = 0) -> Tuple[Tuple
     return pair.D, pair.D_prime
 
 
+def dense_canary_datasets(n: int = 20, d: int = 20, value: float = 0.4) -> Tuple[Tuple[np.ndarray, np.ndarray], ...]:
+    """(D, D′) of issue 21's attack: D has n all-zero rows (labels +1), D′ replaces row 0 by ``value``·𝟏.
+
+    Parameters
+    ----------
+    n, d : int
+        Records and dimension (≥ 2).
+    value : float
+        The canary's entries (feature units); 0.4 underflows to 0 when raised to the power q = 1001.
+    """
+    X = np.zeros((check_positive_int("n", n, minimum=2), check_positive_int("d", d, minimum=2)))
+    y = np.ones(n)
+    X1 = X.copy()
+    X1[0] = value
+    return (X, y), (X1, y.copy())
+
+
+def tiny_canary_datasets(n: int = 20, d: int = 5, scale: float = 1e-170) -> Tuple[Tuple[np.ndarray, np.ndarray], ...]:
+    """(D, D′) with every row ``scale``·𝟏, labels +1 but the canary's, which is −1 in D and +1 in D′ (so D′ pushes the
+    weights up: the larger score): Σx² of a row underflows for ``scale`` below ~1e-162, while its true norm
+    ``scale``·√d does not."""
+    X = np.full((check_positive_int("n", n, minimum=2), check_positive_int("d", d, minimum=2)), scale)
+    y1 = np.ones(n)
+    y = y1.copy()
+    y[0] = -1.0
+    return (X, y), (X.copy(), y1)
+
+
+#: Norm-stress targets: their datasets and the score (the sum of the released weights).
+_STRESS_DATASETS = {"noisy_mirror_descent_dense": dense_canary_datasets,
+                    "batched_truncated_mirror_descent_dense": dense_canary_datasets,
+                    "shuffled_truncated_mirror_descent_dense": dense_canary_datasets,
+                    "dp_gd_tiny": tiny_canary_datasets}
+#: The norm-stress targets (issue 21): targeted attacks whose correct outcome is ε_lb = 0; the planted
+#: ``norm-underflow`` / ``clip-skipped-at-zero-norm`` variants show their power.
+NORM_STRESS_NAMES = tuple(_STRESS_DATASETS)
+
+
 @dataclass(frozen=True)
 class _SolverRuns:
-    """Picklable sampler: ``n`` runs of a solver on D or D′, scored by w·e_d."""
+    """Picklable sampler: ``n`` runs of a solver on D or D′, scored by w·e_d (``score="last"``) or Σⱼwⱼ
+    (``score="sum"``, the norm-stress targets, whose canary moves every coordinate)."""
 
     name: str
     kwargs: Tuple[Tuple[str, object], ...]
     datasets: Tuple[Tuple[np.ndarray, np.ndarray], ...]
     bug: Optional[str] = None  # planted bug of :data:`_BUGGY_RUNS` (None: the correct solver)
+    score: str = "last"
 
     def __call__(self, which: int, n: int, rng: np.random.Generator) -> np.ndarray:
         solve = _solver(self.name)
@@ -185,6 +254,8 @@ class _SolverRuns:
         X, y = self.datasets[which]
         kwargs = dict(self.kwargs)
         seeds = rng.integers(0, 2**63 - 1, size=n)
+        if self.score == "sum":
+            return np.array([solve(X, y, rng=int(s), **kwargs).weights.sum() for s in seeds], dtype=np.float64)
         return np.array([solve(X, y, rng=int(s), **kwargs).weights[-1] for s in seeds], dtype=np.float64)
 
 
@@ -227,10 +298,12 @@ def solver_target(
         ``"half-noise"`` (with ``name="dp_gd"``: the calibrated noise multiplier halved, the
         claim kept), or ``"adassp-unit-target-bound"`` (with ``name="adassp"``: the Xᵀy noise
         calibrated for |y| ≤ 1, the claim kept), or ``"adassp-joint-unit-target-bound"`` (with
-        ``name="adassp_joint"``: the label column scaled for |y| ≤ 1, the claim kept); finite
-        ``epsilon`` only.
+        ``name="adassp_joint"``: the label column scaled for |y| ≤ 1, the claim kept), or
+        ``"norm-underflow"`` (with a ``*_dense`` ℓp target: dual norms computed without scaling), or
+        ``"clip-skipped-at-zero-norm"`` (with ``name="dp_gd_tiny"``: row norms computed without
+        scaling); finite ``epsilon`` only.
     n, d : int
-        Dataset size (records) and dimension of the canary problem.
+        Dataset size (records) and dimension of the canary problem (the norm-stress targets fix theirs).
 
     Returns
     -------
@@ -253,14 +326,16 @@ def solver_target(
     n, d = _PROBLEM_SIZE.get(name, (n, d))
     if math.isfinite(epsilon):  # epsilon = inf stays the noise-free run (no regime to respect)
         epsilon = min(epsilon, _EPSILON_CAP.get(name, math.inf))
-    datasets = canary_datasets(n, d, relation)
-    settings = dict(COMMON_SETTINGS, **SOLVER_SETTINGS[name], epsilon=epsilon, delta=delta)
+    stress = name in _STRESS_DATASETS
+    datasets = _STRESS_DATASETS[name]() if stress else canary_datasets(n, d, relation)
+    settings = dict({} if stress else COMMON_SETTINGS, **SOLVER_SETTINGS[name], epsilon=epsilon, delta=delta)
     claim, kwargs = _calibrated(name, settings, datasets[1])
     family = _NOISE_FAMILY.get(name, "other") if math.isfinite(epsilon) else "other"
-    runs = _SolverRuns(name, tuple(kwargs.items()), datasets, bug=planted)
+    runs = _SolverRuns(name, tuple(kwargs.items()), datasets, bug=planted, score="sum" if stress else "last")
     label = name if planted is None else f"{name}[{planted}]"
-    return FunctionTarget(label, claim, delta, runs, relation, family,
-                          "projection of the released model on the Dirac canary direction")
+    statistic = ("sum of the released weights (the dense / tiny canary moves every coordinate)" if stress
+                 else "projection of the released model on the Dirac canary direction")
+    return FunctionTarget(label, claim, delta, runs, relation, family, statistic)
 
 
 # ------------------------------------------------------------ planted: early-stopped output perturbation

@@ -7,7 +7,7 @@ Three estimators, all vectorised (scores are sorted once and every threshold is 
     (ε, δ)-DP mechanism satisfies, for every test, FPR + e^ε·FNR ≥ 1 − δ and FNR + e^ε·FPR ≥ 1 − δ
     (Kairouz, Oh, Viswanath 2015, Thm. 2.1). Jagielski et al. bound FPR and FNR separately by
     Clopper–Pearson at α/2 each (a union bound); here the pair of error counts of one threshold is
-    tested jointly and exactly (:mod:`audits.joint_test`: binomial tails maximised over a
+    tested jointly and exactly (:mod:`audits.joint_errors`: binomial tails maximised over a
     Clopper–Pearson set for the nuisance FPR, Berger & Boos 1994), which is about √2 narrower.
     ε_lb = sup{ε : "(ε, δ)-DP" rejected at level α}, with confidence 1 − α for any sample size.
     The error order and the threshold are chosen on the first fifth of the trials (so the bound
@@ -46,10 +46,17 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 from scipy import special, stats
 
-from dpcore._validation import check_choice, check_delta, check_open_unit, check_positive, check_positive_int
+from dpcore._validation import (
+    check_choice,
+    check_delta,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+    check_real_array,
+)
 
 from .clopper_pearson import clopper_pearson_lower, clopper_pearson_upper
-from .joint_test import NUISANCE_SHARE, JointTest, dp_tpr_bound, gdp_tpr_bound
+from .joint_errors import NUISANCE_SHARE, JointTest, dp_tpr_bound, gdp_tpr_bound
 
 __all__ = [
     "ESTIMATORS",
@@ -164,8 +171,8 @@ def _candidate_thresholds(s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
 
 
 def _check_scores(scores0: Any, scores1: Any) -> Tuple[np.ndarray, np.ndarray]:
-    s0 = np.asarray(scores0, dtype=np.float64).reshape(-1)
-    s1 = np.asarray(scores1, dtype=np.float64).reshape(-1)
+    s0 = check_real_array("scores0", scores0).reshape(-1)
+    s1 = check_real_array("scores1", scores1).reshape(-1)
     for name, s in (("scores0", s0), ("scores1", s1)):
         if s.size < 4:
             raise ValueError(f"{name} must hold at least 4 trials (2 to select, 2 to bound); got {s.size}")
@@ -174,10 +181,42 @@ def _check_scores(scores0: Any, scores1: Any) -> Tuple[np.ndarray, np.ndarray]:
     return s0, s1
 
 
+def _finite_stand_ins(s0: np.ndarray, s1: np.ndarray, fraction: float) -> Tuple[np.ndarray, np.ndarray, Dict[str, float]]:
+    """The scores with ±inf replaced by finite stand-ins beyond the finite range of the selection trials.
+
+    Thresholds are quantiles interpolated between scores, which ±inf would turn into NaN or ±inf
+    (an audit of scores ±inf used to pass with ε_lb = 0). The map is monotone and fixed by the
+    selection trials alone, before the evaluation trials are counted, so the evaluation test keeps
+    its exact level (any fixed test is valid for the DP inequality). With no finite selection score
+    the stand-ins are ±1: a target scoring ±inf gets the verdict of its ±1 twin.
+
+    Returns
+    -------
+    s0, s1 : ndarray
+        The scores, finite.
+    stand_ins : dict
+        ``{"inf": up, "-inf": down}`` where a score was infinite, else empty.
+    """
+    if np.isfinite(s0).all() and np.isfinite(s1).all():
+        return s0, s1, {}
+    selection = np.concatenate([_split(s0, fraction)[0], _split(s1, fraction)[0]])
+    finite = selection[np.isfinite(selection)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    big = np.finfo(np.float64).max
+    with np.errstate(over="ignore"):
+        up = min(hi + max(1.0, abs(hi)), big)  # ties with hi only if hi is the largest float
+        down = max(lo - max(1.0, abs(lo)), -big)
+
+    def replaced(s: np.ndarray) -> np.ndarray:
+        return np.where(s == np.inf, up, np.where(s == -np.inf, down, s))
+
+    return replaced(s0), replaced(s1), {"inf": up, "-inf": down}
+
+
 def _selection_criterion(kind, fp, tp, n0, n1, m0, m1, delta, alpha):
     """Predicted evaluation lower bound of each candidate threshold, penalised for selection noise.
 
-    Plug-in statistic T (μ for GDP, ε for DP; see :class:`audits.joint_test.JointTest`) minus
+    Plug-in statistic T (μ for GDP, ε for DP; see :class:`audits.joint_errors.JointTest`) minus
     z_α standard errors at the evaluation sizes (m₀, m₁) and :data:`_SELECTION_PENALTY` standard
     errors at the selection sizes (n₀, n₁): the winner's curse of far-tail thresholds with a handful
     of selection counts is what the penalty removes. Delta-method standard errors.
@@ -212,7 +251,7 @@ def clopper_pearson_estimate(
     ``selection_fraction`` of each side's trials picks the error order and the threshold
     (:func:`_selection_criterion`); on the rest, the false-positive and true-positive counts are
     tested jointly and exactly against the (ε, δ)-DP region TPR ≤ min(1, e^ε FPR + δ,
-    1 − e^{−ε}(1 − δ − FPR)) (:class:`audits.joint_test.JointTest`), and ε_lb is the largest ε
+    1 − e^{−ε}(1 − δ − FPR)) (:class:`audits.joint_errors.JointTest`), and ε_lb is the largest ε
     rejected at level 1 − ``confidence``, floored at 0. The p-value is that of the claimed ε.
 
     Parameters
@@ -242,7 +281,7 @@ def _threshold_estimate(kind, scores0, scores1, delta, confidence, claimed_epsil
     delta = check_delta("delta", delta)
     fraction = check_open_unit("selection_fraction", fraction)
     confidence = check_open_unit("confidence", confidence)
-    s0, s1 = _check_scores(scores0, scores1)
+    s0, s1, stand_ins = _finite_stand_ins(*_check_scores(scores0, scores1), fraction)
     alpha = 1.0 - confidence
     test_kind = "gdp" if kind == "gdp" else "dp"
     best = None
@@ -283,6 +322,8 @@ def _threshold_estimate(kind, scores0, scores1, delta, confidence, claimed_epsil
     details["fnr"] = details["false_negatives"] / details["evaluation_trials"][1]
     if kind == "gdp":
         details["mu_lower"] = _round_down(mu_lb)
+    if stand_ins:
+        details["infinite_scores_as"] = stand_ins
     return Estimate(kind, _round_down(max(eps, 0.0)), confidence, p, details)
 
 
@@ -493,7 +534,7 @@ def one_run_estimate(
     delta = check_delta("delta", delta)
     confidence = check_open_unit("confidence", confidence)
     inc = np.asarray(included, dtype=bool).reshape(-1)
-    sc = np.asarray(scores, dtype=np.float64).reshape(-1)
+    sc = check_real_array("scores", scores).reshape(-1)
     if inc.shape != sc.shape:
         raise ValueError(f"included and scores must have the same length; got {inc.size} and {sc.size}")
     if np.isnan(sc).any():

@@ -26,8 +26,10 @@ from dpcore._validation import (
     check_delta,
     check_positive,
     check_positive_int,
+    check_real_array,
     check_relation,
 )
+from dpcore.events import PrivacyEvent
 
 __all__ = [
     "AuditTarget",
@@ -60,8 +62,10 @@ class AuditTarget(Protocol):
         ``"gaussian"``, ``"laplace"``, ``"pure"`` or ``"other"``. The Gaussian-DP estimator is only
         valid for ``"gaussian"`` (Nasr et al. 2023, §4: the μ → ε step assumes a Gaussian trade-off).
 
-    Targets may also carry ``statistic`` (str, what the score is, for reports) and
-    ``sample_one_run(m, rng)``.
+    Targets may also carry ``statistic`` (str, what the score is, for reports),
+    ``sample_one_run(m, rng)`` and ``event`` (the dpcore privacy event the claim was computed from,
+    for the same relation: its certified trade-off curve is what the ``"curve"`` and
+    ``"fdp-one-run"`` estimators test, :mod:`audits.fdp`).
     """
 
     name: str
@@ -84,6 +88,13 @@ def check_target(target: object) -> None:
     check_delta("target.delta", target.delta)
     check_relation("target.relation", target.relation)
     check_choice("target.noise_family", target.noise_family, NOISE_FAMILIES)
+    event = getattr(target, "event", None)
+    if event is not None:
+        if not isinstance(event, PrivacyEvent):
+            raise ValueError(f"target.event must be a dpcore PrivacyEvent (or None); got {event!r}")
+        if event.relation != target.relation:
+            raise ValueError(f"target.event is for relation {event.relation!r} but the target claims "
+                             f"{target.relation!r}; they must agree")
 
 
 def one_run_from_sample(
@@ -115,7 +126,7 @@ def one_run_from_sample(
 
 
 def _as_scores(values: object, n: int, what: str) -> np.ndarray:
-    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    arr = check_real_array(f"target.{what}", values).reshape(-1)
     if arr.shape != (n,):
         raise ValueError(f"target.{what} must return {n} scores; got shape {np.shape(values)}")
     if np.isnan(arr).any():
@@ -147,6 +158,10 @@ class FunctionTarget:
         Description of the score for reports (e.g. ``"output"``, ``"loss on canary"``).
     one_run_sampler : callable, optional
         ``one_run_sampler(m, rng) -> (included, scores)``; if omitted, :func:`one_run_from_sample`.
+    event : dpcore PrivacyEvent, optional
+        The privacy event the claim comes from (same ``relation``), e.g.
+        ``dpcore.PoissonSampledEvent(dpcore.GaussianEvent(sigma), q)``: the ``"curve"`` and
+        ``"fdp-one-run"`` estimators test its certified trade-off curve.
     """
 
     name: str
@@ -157,6 +172,7 @@ class FunctionTarget:
     noise_family: str = "other"
     statistic: str = "score"
     one_run_sampler: Optional[Callable[[int, np.random.Generator], Tuple[np.ndarray, np.ndarray]]] = None
+    event: Optional[PrivacyEvent] = None
 
     def __post_init__(self) -> None:
         check_target(self)
@@ -205,6 +221,7 @@ def shift_target(
     scale: float = 1.0,
     sensitivity: float = 1.0,
     relation: str = "add_remove",
+    event: Optional[PrivacyEvent] = None,
 ) -> FunctionTarget:
     """The textbook location mechanism as a batched, picklable audit target.
 
@@ -229,6 +246,9 @@ def shift_target(
         Δ, the query's change between ``D`` and ``D′`` (> 0).
     relation : str
         Relation the claim is stated for.
+    event : dpcore PrivacyEvent, optional
+        The privacy event of the claim (for the ``"curve"`` and ``"fdp-one-run"`` estimators), e.g.
+        ``dpcore.GaussianEvent(claimed_sigma / sensitivity)``; the claim, not necessarily the noise used.
     """
     noise = check_choice("noise", noise, SHIFT_NOISES)
     scale = check_positive("scale", scale)
@@ -236,4 +256,4 @@ def shift_target(
     family = {"gaussian": "gaussian", "laplace": "laplace", "none": "other"}[noise]
     sampler = partial(_shift_scores, noise=noise, scale=scale, sensitivity=sensitivity)
     return FunctionTarget(name, claimed_epsilon, delta, sampler, relation=relation, noise_family=family,
-                          statistic="output")
+                          statistic="output", event=event)

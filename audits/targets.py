@@ -21,6 +21,7 @@ against the library's own Laplace mechanism: its secure (default) lattice releas
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import partial
 from typing import Optional, Tuple
@@ -47,10 +48,11 @@ from .solver_targets import SOLVER_NAMES, solver_target
 from .target import FunctionTarget
 
 __all__ = ["MECHANISM_NAMES", "SOLVER_NAMES", "PLANTED_BUGS", "mechanism_target", "solver_target",
-           "float_support_target"]
+           "float_support_target", "subsampled_gaussian_target", "curve_event", "with_solver_event"]
 
 MECHANISM_NAMES = (
     "gaussian",
+    "subsampled-gaussian",
     "laplace",
     "l2-laplace",
     "generalized-gaussian",
@@ -68,6 +70,9 @@ _EXP_CANDIDATES = 4
 _CLIP = 1.0  # clip norm C of the clipped-sum queries (query units)
 _CANARY_NORM = 50.0  # norm of the unclipped canary in the no-clipping bug, in units of C
 _USED_RATE, _ACCOUNTED_RATE = 1.0, 0.01  # wrong-sampling-rate bug
+#: sampling rate of :func:`subsampled_gaussian_target` (at q = 0.1 a σ/√2 bug is caught by the curve
+#: estimator at 10⁵ trials per side, and missed by Clopper–Pearson)
+SUBSAMPLED_RATE = 0.1
 
 
 # ----------------------------------------------------------------------------------- scores
@@ -177,8 +182,75 @@ def _correct_target(name: str, epsilon: float, delta: float) -> FunctionTarget:
         sampler = partial(_additive_sampler, mech, dim, 0.0, 1.0, score, p, integer)
         statistic = {"projection": "projection on the mean difference", "clipped": "clipped projection (LLR)",
                      "l2": "l2 log-likelihood ratio", "lp": f"l{p:g} log-likelihood ratio"}[score]
-    return FunctionTarget(name, _claim(mech.privacy_event(_RELATION), delta), delta, sampler, _RELATION, family,
-                          statistic)
+    event = mech.privacy_event(_RELATION)
+    return FunctionTarget(name, _claim(event, delta), delta, sampler, _RELATION, family, statistic,
+                          event=curve_event(event))
+
+
+def curve_event(event) -> Optional[dpcore.events.PrivacyEvent]:
+    """``event`` when the curve estimators can use it (its noise scale can be varied,
+    :func:`audits.fdp_claim.scaled_event`, and the PLD supports it), else None."""
+    from .fdp_claim import scaled_event
+
+    try:
+        scaled_event(event, 1.0)
+    except UnsupportedEventError:
+        return None
+    return event
+
+
+def with_solver_event(target: FunctionTarget) -> FunctionTarget:
+    """A solver target of :func:`solver_target` with its privacy event attached (for the curve estimators).
+
+    The event is the one the solver itself reports (``SolverResult.event``) for the very keywords
+    the trials use, from one run on D′; None when the curve estimators cannot use it
+    (:func:`curve_event`), e.g. objective perturbation's profile-only ``MechanismEvent``.
+    """
+    from .solver_targets import _solver
+
+    runs = target.sampler
+    if not all(hasattr(runs, a) for a in ("name", "kwargs", "datasets")):
+        raise ValueError(f"target {target.name!r} is not a solver target of audits.targets.solver_target")
+    result = _solver(runs.name)(*runs.datasets[1], rng=0, **dict(runs.kwargs))
+    return dataclasses.replace(target, event=curve_event(result.event))
+
+
+def subsampled_gaussian_target(epsilon: float, delta: float, *, sampling_rate: float = SUBSAMPLED_RATE,
+                               noise_factor: float = 1.0) -> FunctionTarget:
+    """A Poisson-subsampled Gaussian sum (one step, add_remove): D′ adds a record C·e₁ that each run
+    includes with probability ``sampling_rate``; score = the released sum (its likelihood ratio is
+    increasing in it, for both orders of neighbours).
+
+    The claim is dpcore's ε of ``PoissonSampledEvent(GaussianEvent(σ), q)`` with σ calibrated to
+    (``epsilon``, ``delta``); the target carries that event, so the ``"curve"`` and
+    ``"fdp-one-run"`` estimators test the subsampled curve itself (no Gaussian-DP label is valid
+    here). ``noise_factor`` ≠ 1 plants a bug: the noise actually drawn is σ·noise_factor (e.g.
+    1/√2: a variance halved by a wrong normalisation) while the claim stays σ's.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε in (0, ∞) (nats).
+    delta : float
+        δ in (0, 1).
+    sampling_rate : float
+        q in (0, 1).
+    noise_factor : float
+        Factor (> 0) on the noise actually drawn.
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_delta("delta", delta)
+    q = check_positive("sampling_rate", sampling_rate)
+    if q >= 1.0:
+        raise ValueError(f"sampling_rate must be in (0, 1); got {sampling_rate!r}")
+    factor = check_positive("noise_factor", noise_factor)
+    sigma = dpcore.calibrate_noise_multiplier(epsilon, delta, sampling_rate=q, steps=1, sampling="poisson",
+                                              relation="add_remove").value
+    event = PoissonSampledEvent(Gaussian(sigma * _CLIP, _CLIP).privacy_event("add_remove"), q)
+    name = "subsampled-gaussian" if factor == 1.0 else f"subsampled-gaussian[noise x{factor:.4g}]"
+    return FunctionTarget(name, _claim(event, delta), delta,
+                          partial(_subsampled_sum_sampler, Gaussian(sigma * factor * _CLIP, _CLIP), q), "add_remove",
+                          "other", "released sum (likelihood-ratio order)", event=event)
 
 
 # ------------------------------------------------------------------------------ planted bugs
@@ -260,19 +332,22 @@ def _planted_mechanism_target(name: str, bug: str, epsilon: float, delta: float)
     if bug == "half-noise":
         mech, dim, score, p, _, family = _mechanism(name, epsilon, delta)
         sampler = partial(_additive_sampler, pb.half_noise(mech), dim, 0.0, 1.0, score, p, False)
-        return FunctionTarget(label, _claim(mech.privacy_event(_RELATION), delta), delta, sampler, _RELATION,
-                              family, "likelihood-ratio statistic of the correct mechanism")
+        event = mech.privacy_event(_RELATION)
+        return FunctionTarget(label, _claim(event, delta), delta, sampler, _RELATION, family,
+                              "likelihood-ratio statistic of the correct mechanism", event=curve_event(event))
     if bug == "float-laplace":
         mech = Laplace.calibrate(epsilon, sensitivity=1.0)
-        return FunctionTarget(label, _claim(mech.privacy_event(_RELATION), delta), delta,
-                              partial(_float_laplace_sampler, mech.scale), _RELATION, "laplace",
-                              "support test: reachable from D' minus reachable from D (Mironov 2012)")
+        event = mech.privacy_event(_RELATION)
+        return FunctionTarget(label, _claim(event, delta), delta, partial(_float_laplace_sampler, mech.scale),
+                              _RELATION, "laplace", "support test: reachable from D' minus reachable from D "
+                              "(Mironov 2012)", event=curve_event(event))
     if bug == "add-remove-sensitivity":
         # the buggy code calibrates to Δ = C (add/remove) and claims replace-one
         mech = Laplace.calibrate(epsilon, sensitivity=pb.add_remove_sensitivity(_CLIP, _RELATION))
         sampler = partial(_additive_sampler, mech, 1, -_CLIP, 2.0 * _CLIP, "clipped", 1.0, False)
-        return FunctionTarget(label, _claim(mech.privacy_event(_RELATION), delta), delta, sampler, _RELATION,
-                              "laplace", "clipped projection (LLR for a replace-one change of 2C)")
+        event = mech.privacy_event(_RELATION)
+        return FunctionTarget(label, _claim(event, delta), delta, sampler, _RELATION, "laplace",
+                              "clipped projection (LLR for a replace-one change of 2C)", event=curve_event(event))
     return _planted_gaussian_query_target(label, bug, epsilon, delta)
 
 
@@ -280,28 +355,28 @@ def _planted_gaussian_query_target(label: str, bug: str, epsilon: float, delta: 
     """The Gaussian-query bugs: no-clipping, double-spending, reused-noise, wrong-sampling-rate."""
     if bug == "no-clipping":
         mech = Gaussian.calibrate(epsilon, delta, sensitivity=clipped_sum_sensitivity(_CLIP, _RELATION))
-        return FunctionTarget(label, _claim(mech.privacy_event(_RELATION), delta), delta,
-                              partial(_clipped_sum_sampler, mech, True), _RELATION, "gaussian",
-                              "projection on the canary direction")
+        event = mech.privacy_event(_RELATION)
+        return FunctionTarget(label, _claim(event, delta), delta, partial(_clipped_sum_sampler, mech, True),
+                              _RELATION, "gaussian", "projection on the canary direction", event=event)
     if bug == "double-spending":
         mech = Gaussian.calibrate(epsilon, delta, sensitivity=1.0)
-        return FunctionTarget(label, _claim(mech.privacy_event(_RELATION), delta), delta,
-                              partial(_double_release_sampler, mech), _RELATION, "gaussian",
-                              "sum of the two releases (likelihood-ratio statistic)")
+        event = mech.privacy_event(_RELATION)
+        return FunctionTarget(label, _claim(event, delta), delta, partial(_double_release_sampler, mech), _RELATION,
+                              "gaussian", "sum of the two releases (likelihood-ratio statistic)", event=event)
     if bug == "reused-noise":
         # two releases of Δ = 1 queries, each with σ; their composition is the Gaussian of Δ = √2
         sigma = Gaussian.calibrate(epsilon, delta, sensitivity=math.sqrt(2.0)).sigma
         mech = Gaussian(sigma, 1.0)
-        claim = _claim(SelfComposedEvent(mech.privacy_event(_RELATION), 2), delta)
-        return FunctionTarget(label, claim, delta, partial(_two_query_sampler, mech, True), _RELATION, "gaussian",
-                              "difference of the two released answers")
+        event = SelfComposedEvent(mech.privacy_event(_RELATION), 2)
+        return FunctionTarget(label, _claim(event, delta), delta, partial(_two_query_sampler, mech, True),
+                              _RELATION, "gaussian", "difference of the two released answers", event=event)
     # wrong-sampling-rate: σ calibrated (and ε claimed) for q = 0.01; the mask is never applied (q = 1)
     calib = dpcore.calibrate_noise_multiplier(epsilon, delta, sampling_rate=_ACCOUNTED_RATE, steps=1,
                                               sampling="poisson", relation="add_remove")
     mech = Gaussian(calib.value * _CLIP, _CLIP)
-    claim = _claim(PoissonSampledEvent(mech.privacy_event("add_remove"), _ACCOUNTED_RATE), delta)
-    return FunctionTarget(label, claim, delta, partial(_subsampled_sum_sampler, mech, _USED_RATE), "add_remove",
-                          "other", "projection on the canary direction")
+    event = PoissonSampledEvent(mech.privacy_event("add_remove"), _ACCOUNTED_RATE)
+    return FunctionTarget(label, _claim(event, delta), delta, partial(_subsampled_sum_sampler, mech, _USED_RATE),
+                          "add_remove", "other", "projection on the canary direction", event=event)
 
 
 def mechanism_target(name: str, epsilon: float, delta: float, *, planted: Optional[str] = None) -> FunctionTarget:
@@ -334,6 +409,8 @@ def mechanism_target(name: str, epsilon: float, delta: float, *, planted: Option
     epsilon = check_positive("epsilon", epsilon)
     delta = check_delta("delta", delta)
     if planted is None:
+        if name == "subsampled-gaussian":
+            return subsampled_gaussian_target(epsilon, delta)
         return _correct_target(name, epsilon, delta)
     bug = pb.CATALOGUE.get(planted)
     if bug is None or bug.kind != "mechanism":

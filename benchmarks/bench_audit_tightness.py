@@ -6,6 +6,19 @@ The analytic Gaussian mechanism calibrated to (ε, δ) = (1, 1e-5), Δ = 1 (σ =
 seed and the min / median / max, so the worst seed, not the median, is what the table shows.
 
 Run: ``python benchmarks/bench_audit_tightness.py [--trials 100000] [--seeds 0 1 ... 9]``.
+
+``--fdp-one-run``: the f-DP one-run estimator (Mahloujifar, Melis, Chaudhuri 2024,
+:mod:`audits.fdp_one_run`) against the (ε, δ) one-run estimator (Steinke, Nasr, Jagielski 2023) on
+the same canaries: the Gaussian mechanism at ε ∈ {1, 2, 4} (δ = 1e-5, Δ = 1), m ∈ {2·10³, 2·10⁴}
+canaries each included w.p. ½ with an independent run and the output as score; median, min and max
+ε_lb over ``--seeds`` and the ratio of the medians. Also the same with k chosen in hindsight (the
+best of the guess-fraction grid on the data, which is *not* a valid audit — the ceiling of the
+analysis at this m).
+
+``--false-alarms N``: a Gaussian release exactly at its claim audited with N seeds by the f-DP
+one-run test (ε ∈ {1, 2, 4}, m = 2·10⁴: the claim's verdict only, with the data-independent k)
+and by the curve test (the subsampled Gaussian target, 10⁴ trials per side); the fraction of seeds
+whose verdict is "violated", with its Clopper–Pearson 95% interval (nominal level 5%).
 """
 
 from __future__ import annotations
@@ -21,11 +34,94 @@ from audits.target import shift_target
 SIGMA_1_1E5 = 3.73063163481594  # analytic Gaussian σ for (ε, δ) = (1, 1e-5), Δ = 1
 
 
+def _canaries(sigma: float, m: int, seed: int):
+    rng = np.random.default_rng(seed)
+    included = rng.random(m) < 0.5
+    return included, rng.normal(included.astype(float), sigma)
+
+
+def fdp_one_run_table(seeds) -> None:
+    """f-DP one-run vs (ε, δ) one-run on the Gaussian (module docstring)."""
+    import dpcore
+    from audits.fdp_claim import CurveFamily
+    from audits.fdp_one_run import GUESS_FRACTIONS, fdp_one_run_estimate, fdp_one_run_rejects
+    from audits.statistics import _guess_counts, one_run_estimate
+
+    delta = 1e-5
+    print(f"| eps | canaries | one-run (Steinke) median [min, max] | f-DP one-run median [min, max] | ratio of "
+          f"medians | f-DP, k in hindsight (not valid) | seconds per f-DP audit |  ({len(seeds)} seeds, 95%)")
+    print("|---|---|---|---|---|---|---|")
+    for eps in (1.0, 2.0, 4.0):
+        sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
+        family = CurveFamily(dpcore.GaussianEvent(sigma))
+        for m in (2_000, 20_000):
+            old, new, best, times = [], [], [], []
+            for seed in seeds:
+                included, scores = _canaries(sigma, m, seed)
+                old.append(one_run_estimate(included, scores, delta).eps_lower)
+                start = time.perf_counter()
+                new.append(fdp_one_run_estimate(included, scores, family, delta).eps_lower)
+                times.append(time.perf_counter() - start)
+                reach = 0.0
+                for fraction in GUESS_FRACTIONS:
+                    k = min(m, max(2, int(round(fraction * m))))
+                    correct, k = _guess_counts(included, scores, k)
+                    s = family.largest_rejected(lambda c: fdp_one_run_rejects(c, m, k, correct, 0.05))
+                    reach = max(reach, family.epsilon_lower(s, delta) if s > 0 else 0.0)
+                best.append(reach)
+            o, n, b = (np.array(v) for v in (old, new, best))
+            ratio = np.median(n) / np.median(o) if np.median(o) > 0 else np.inf
+            print(f"| {eps:g} | {m} | {np.median(o):.3f} [{o.min():.3f}, {o.max():.3f}] | {np.median(n):.3f} "
+                  f"[{n.min():.3f}, {n.max():.3f}] | {ratio:.2f} | {np.median(b):.3f} | {np.median(times):.2f} |")
+
+
+def false_alarms(count: int) -> None:
+    """Fraction of seeds whose verdict is "violated" for releases exactly at their claim."""
+    import dpcore
+    from audits import run_audit
+    from audits.clopper_pearson import clopper_pearson_lower, clopper_pearson_upper
+    from audits.fdp_claim import CurveFamily
+    from audits.fdp_one_run import _choose_guesses, fdp_one_run_rejects
+    from audits.statistics import _guess_counts
+    from audits.targets import subsampled_gaussian_target
+
+    def show(label: str, hits: int) -> None:
+        lo = float(clopper_pearson_lower(hits, count, 0.025))
+        hi = float(clopper_pearson_upper(hits, count, 0.025))
+        print(f"| {label} | {count} | {hits} | {hits / count:.4f} [{lo:.4f}, {hi:.4f}] |")
+
+    print("| audit of a release exactly at its claim | seeds | violated | rate [95% CI] |  (nominal 5%)")
+    print("|---|---|---|---|")
+    delta, m = 1e-5, 20_000
+    for eps in (1.0, 2.0, 4.0):
+        sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
+        family = CurveFamily(dpcore.GaussianEvent(sigma))
+        k = _choose_guesses(family, m, 0.05)  # data-independent: the same k for every seed
+        hits = 0
+        for seed in range(count):
+            included, scores = _canaries(sigma, m, 10_000 + seed)
+            correct, k_used = _guess_counts(included, scores, k)
+            hits += fdp_one_run_rejects(family(1.0), m, k_used, correct, 0.05)
+        show(f"f-DP one-run, Gaussian eps={eps:g}, m={m}, k={k}", hits)
+    target = subsampled_gaussian_target(1.0, delta)
+    hits = sum(run_audit(target, 10_000, estimator="curve", seed=10_000 + s).violated for s in range(count))
+    show("curve test, Poisson-subsampled Gaussian (q=0.1) eps=1, 10^4 trials per side", hits)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=100_000)
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(10)))
+    parser.add_argument("--fdp-one-run", action="store_true", help="f-DP one-run vs one-run table")
+    parser.add_argument("--false-alarms", type=int, default=None, metavar="N",
+                        help="rate of false 'violated' verdicts over N seeds at the exact claim")
     args = parser.parse_args()
+    if args.fdp_one_run:
+        fdp_one_run_table(args.seeds)
+        return
+    if args.false_alarms is not None:
+        false_alarms(args.false_alarms)
+        return
     target = shift_target("gaussian", 1.0, 1e-5, noise="gaussian", scale=SIGMA_1_1E5)
     rows = []
     print(f"| seed | GDP eps_lb | (eps, delta) eps_lb | seconds |  ({args.trials} trials per side, 95%)")

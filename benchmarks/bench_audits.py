@@ -14,6 +14,13 @@ name of ``audits.targets.MECHANISM_NAMES`` audits the library's mechanism throug
 
 Run: ``python benchmarks/bench_audits.py [--trials 1000000] [--loop-trials 20000]
 [--targets shift-gaussian shift-laplace gaussian laplace]``.
+
+``--audit-all quick|full [--workers K]`` instead times :func:`audits.library_audit.audit_all` (the
+``dpcore audit all`` table): wall and CPU seconds of the whole run (targets built, trials,
+estimators, power predictions) against its documented budget (:data:`~audits.library_audit.QUICK_SECONDS`,
+:data:`~audits.library_audit.FULL_SECONDS`), one line per row with its wall time, ε_lb and verdict,
+and the number of solver rows with ε_lb ≥ 0.3. A warm-up quick run first fills the Numba cache
+unless ``--cold``.
 """
 
 from __future__ import annotations
@@ -65,14 +72,55 @@ def audited(target: AuditTarget, trials: int, workers) -> Tuple[float, float]:
     return 2 * trials / (time.perf_counter() - start), result.eps_lower
 
 
+def audit_all_timing(mode: str, workers, cold: bool) -> None:
+    """Time one ``audit all`` run and print its rows (module docstring)."""
+    import os
+
+    from audits.library_audit import FULL_SECONDS, QUICK_SECONDS, audit_all
+    from audits.targets import SOLVER_NAMES
+
+    import resource
+
+    if not cold:
+        audit_all(quick=True, out=None)  # warm-up: compilation, caches
+
+    def cpu_seconds() -> float:  # this process and its finished worker processes
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    start, cpu = time.perf_counter(), cpu_seconds()
+    results = audit_all(quick=mode == "quick", workers=workers, out=None)
+    wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    budget = QUICK_SECONDS if mode == "quick" else FULL_SECONDS
+    print(f"audit all ({mode}, workers={workers}, {'cold' if cold else 'warm'} Numba cache): {wall:.1f} s wall "
+          f"(budget {budget} s), {cpu:.1f} CPU seconds (this process and its workers; on an idle machine the "
+          f"wall time is about CPU / min(workers, cores)), load average {os.getloadavg()[0]:.1f}")
+    print(f"{'row':36s} {'estimator':16s} {'trials':>7s} {'eps_lb':>7s} {'power':>6s} {'seconds':>8s}  verdict")
+    for r in results:
+        power = r.details.get("power")
+        shown = "-" if power is None else f"{power:.2f}"
+        print(f"{r.target:36s} {r.estimator:16s} {r.trials:7d} {r.eps_lower:7.3f} {shown:>6s} {r.wall_time:8.1f}  "
+              f"{r.verdict}")
+    strong = [r.target for r in results if r.target in SOLVER_NAMES and r.eps_lower >= 0.3]
+    print(f"solver rows with eps_lb >= 0.3: {len(strong)} ({', '.join(strong)})")
+    print(f"no power: {sum(r.verdict == 'no power' for r in results)} of {len(results)} rows")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--audit-all", choices=("quick", "full"), default=None,
+                        help="time dpcore audit all instead of the mechanism throughput table")
+    parser.add_argument("--workers", type=int, default=None, help="process-pool size for --audit-all")
+    parser.add_argument("--cold", action="store_true", help="no warm-up run before --audit-all")
     parser.add_argument("--trials", type=int, default=1_000_000, help="trials per side for run_audit")
     parser.add_argument("--loop-trials", type=int, default=20_000, help="trials per side for the plain loop")
     parser.add_argument("--targets", nargs="+", default=["shift-gaussian", "shift-laplace"])
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-5)
     args = parser.parse_args()
+    if args.audit_all is not None:
+        audit_all_timing(args.audit_all, args.workers, args.cold)
+        return
 
     rows: List[Tuple[str, str, float, float]] = []
     for name in args.targets:

@@ -50,6 +50,10 @@ _LAZY = {
     "rdp_to_epsilon": "conversions",
     "rdp_to_delta": "conversions",
     "DEFAULT_ORDERS": "orders",
+    "RepeatAndSelectEvent": "selection",
+    "selection_event": "selection",
+    "liu_talwar_selection": "selection",
+    "calibrate_selected_noise_multiplier": "selection",
 }
 
 __all__ = [*_event_names, "PrivacyResult", "CalibrationResult", "CertificationError", *_LAZY]

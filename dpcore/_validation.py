@@ -7,8 +7,8 @@ e.g. ``"delta must be in (0, 1); got 1.5"``. Nothing is ever clamped silently.
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
-from typing import Iterable
+from numbers import Complex, Integral, Number, Real
+from typing import Iterable, Optional
 
 import numpy as np
 
@@ -107,10 +107,7 @@ MAX_SUMMED_ORDER = 1e6
 
 def check_orders(name: str, orders: object, *, maximum: float = math.inf) -> np.ndarray:
     """Rényi orders: a non-empty 1-D array of finite reals in (1, ``maximum``], returned as float64."""
-    try:
-        arr = np.atleast_1d(np.asarray(orders, dtype=float))
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of orders in (1, inf); got {orders!r}") from None
+    arr = np.atleast_1d(check_real_array(name, orders))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence of orders in (1, inf); got {orders!r}")
     if not np.all(np.isfinite(arr)) or not np.all(arr > 1):
@@ -119,3 +116,58 @@ def check_orders(name: str, orders: object, *, maximum: float = math.inf) -> np.
         raise ValueError(f"{name} must be in (1, {maximum:g}] for this bound (a sum over the integer orders "
                          f"up to each order); got {float(np.max(arr)):g}")
     return arr
+
+
+#: dtype kinds of arrays of real numbers: bool, signed and unsigned integers, floats.
+_REAL_KINDS = "biuf"
+
+
+def _is_real_number(x: object) -> bool:
+    return isinstance(x, Number) and (isinstance(x, Real) or not isinstance(x, Complex))
+
+
+def check_real_array(name: str, value: object) -> np.ndarray:
+    """``value`` (a scalar or array_like of real numbers) as a float64 ndarray.
+
+    ``np.asarray(value, dtype=float)`` alone would silently drop the imaginary part of complex
+    input and parse strings such as ``"1.5"``; both are refused here, as are ragged nestings and
+    object arrays holding anything but real numbers. Finiteness is the caller's check.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the offending dtype.
+    """
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # a ragged nesting
+        raise ValueError(f"{name} must be a real scalar or a rectangular array of real numbers; "
+                         f"got a ragged sequence") from None
+    if arr.dtype.kind == "O":  # Python objects: real numbers only (ints of any size, floats, Fractions, Decimals)
+        bad = next((x for x in arr.flat if not _is_real_number(x)), None)
+        if bad is not None:
+            raise ValueError(f"{name} must contain only real numbers; got an element {bad!r} "
+                             f"of type {type(bad).__name__}")
+    elif arr.dtype.kind not in _REAL_KINDS:
+        what = {"c": "complex numbers (the imaginary part is never dropped silently)",
+                "U": "strings", "S": "bytes"}.get(arr.dtype.kind, f"dtype {arr.dtype}")
+        raise ValueError(f"{name} must contain only real numbers; got {what}")
+    try:
+        return np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{name} must contain only real numbers representable as float64; {exc}") from None
+
+
+def check_rdp_only_options(accountant: str, orders: object, optimize_order: Optional[bool]) -> None:
+    """Refuse ``orders`` / ``optimize_order`` for an accountant that would ignore them.
+
+    They select the Rényi orders of the RDP accountant; ``"auto"`` passes them to its RDP part.
+    Any other accountant (``"pld"``, ``"moments"``, ``"analytic_gaussian"`` …) never reads them,
+    so giving them there is refused rather than silently ignored.
+    """
+    if accountant in ("rdp", "auto"):
+        return
+    for name, value in (("orders", orders), ("optimize_order", optimize_order)):
+        if value is not None:
+            raise ValueError(f"{name} applies only to accountant='rdp' or 'auto' (the Renyi orders of the RDP "
+                             f"accountant); accountant={accountant!r} would ignore it")

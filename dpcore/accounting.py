@@ -44,7 +44,7 @@ import math
 import warnings
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from ._validation import check_choice, check_delta, check_nonnegative
+from ._validation import check_choice, check_delta, check_nonnegative, check_rdp_only_options
 from .events import (
     ApproxDpEvent,
     ComposedEvent,
@@ -123,7 +123,26 @@ def _dp_leaf(e: PrivacyEvent) -> Optional[tuple]:
         return (e.epsilon, e.delta)
     if isinstance(e, MechanismEvent) and e.pure_epsilon is not None:
         return (e.pure_epsilon, 0.0)
-    return None
+    return _selection_leaf(e)
+
+
+def _selection_leaf(e: PrivacyEvent) -> Optional[tuple]:
+    """A :class:`~dpcore.selection.RepeatAndSelectEvent` around a pure ε-DP run: a pure leaf of
+    (2 + η)·ε (Papernot & Steinke Thm 2 as λ → ∞; Liu & Talwar Thm 3.1 for the geometric case);
+    the inner ε is the basic composition of its pure parts, rounded up."""
+    from .selection import RepeatAndSelectEvent, pure_selection_epsilon
+
+    if not isinstance(e, RepeatAndSelectEvent):
+        return None
+    try:
+        parts = _flatten(e.event, _dp_leaf, "composition")
+    except UnsupportedEventError:
+        return None
+    if any(key[1] > 0.0 for key, _ in parts):
+        return None
+    inner = round_up(math.fsum(key[0] * count for key, count in parts) * (1.0 + 2.0**-40))
+    eps = pure_selection_epsilon(e, inner)
+    return None if eps is None else (eps, 0.0)
 
 
 def _contains_nonprivate(event: PrivacyEvent) -> bool:
@@ -391,6 +410,8 @@ def get_epsilon(
         smallest ε over every accountant that supports the event.
     orders : sequence of float, optional
         Rényi orders (> 1) for the RDP accountant; default :data:`dpcore.orders.DEFAULT_ORDERS`.
+        Only with ``accountant`` ``"rdp"`` or ``"auto"`` (its RDP part); refused (``ValueError``) for
+        any other accountant, which would ignore them; likewise ``optimize_order``.
     optimize_order : bool, optional
         RDP accountant: refine the optimal order continuously after the grid search (down to
         α = 1 + 1e-6). Default: on with the default grid, off when ``orders`` are given.
@@ -415,6 +436,7 @@ def get_epsilon(
         raise ValueError(f"event must be a dpcore PrivacyEvent; got {event!r}")
     delta = check_delta("delta", delta)
     accountant = check_choice("accountant", accountant, ACCOUNTANTS)
+    check_rdp_only_options(accountant, orders, optimize_order)
     if _contains_nonprivate(event):
         return _nonprivate_result(event, delta, accountant)
     if optimize_order is None:
@@ -452,7 +474,7 @@ def get_delta(
     accountant : {"rdp", "analytic_gaussian", "composition", "shuffle", "profile", "pld", "auto"}
         ``"auto"`` (default): the smallest δ over every accountant that supports the event.
     orders : sequence of float, optional
-        Rényi orders for the RDP accountant.
+        Rényi orders for the RDP accountant (only with ``"rdp"`` or ``"auto"``, as in :func:`get_epsilon`).
     optimize_order : bool, optional
         RDP accountant: refine the order continuously. Default: on unless ``orders`` are given.
     """
@@ -460,6 +482,7 @@ def get_delta(
         raise ValueError(f"event must be a dpcore PrivacyEvent; got {event!r}")
     eps = check_nonnegative("epsilon", epsilon)
     accountant = check_choice("accountant", accountant, tuple(a for a in ACCOUNTANTS if a != "moments"))
+    check_rdp_only_options(accountant, orders, optimize_order)
     if _contains_nonprivate(event):
         return PrivacyResult(eps, 1.0, event.relation, accountant, "non-private release", precision="exact")
 

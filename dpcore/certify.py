@@ -65,6 +65,10 @@ def _mp_total_rdp(event: PrivacyEvent, order: float, dps: int, repeated: Set[str
         return _mp_total_rdp(event.event, order, dps, repeated)
     if isinstance(event, GaussianEvent):
         return mpmath.mpf(order) / (2 * mpmath.mpf(event.noise_multiplier) ** 2)
+    from .selection import RepeatAndSelectEvent, mp_repeat_and_select_rdp
+
+    if isinstance(event, RepeatAndSelectEvent):  # Papernot & Steinke's formulas in mpmath, inner recursively
+        return mp_repeat_and_select_rdp(event, order, lambda a: _mp_total_rdp(event.event, a, dps, repeated), dps)
     poisson_gaussian = (isinstance(event, PoissonSampledEvent) and isinstance(event.event, GaussianEvent)
                         and event.relation == "add_remove")
     if poisson_gaussian and not float(order).is_integer():

@@ -15,6 +15,7 @@ PoissonSampled(other)                     Zhu & Wang 2019, Thm. 6               
 SampledWithoutReplacement(Gaussian)       Wang, Balle, Kasiviswanathan 2019, Thm. 27           replace_one
 SampledWithoutReplacement(other)          Wang, Balle, Kasiviswanathan 2019, Thm. 9            replace_one
 DpSrmEvent                                DP-SRM paper Lemma 3.7 × steps (conditions checked)  replace_one
+RepeatAndSelectEvent (dpcore.selection)   Papernot & Steinke 2022, Thms 2 (TNB) / 6 (Poisson)  inner's
 NoOpEvent / NonPrivateEvent               0 / ∞                                                either
 ApproxDpEvent, ShuffledEvent,             refused (no RDP curve)                               —
 MechanismEvent(privacy_profile only)
@@ -59,6 +60,7 @@ from .rdp.poisson_general import poisson_subsampled_rdp
 from .rdp.without_replacement import sampled_without_replacement_rdp
 from .rdp.wor_gaussian import sampled_without_replacement_gaussian_rdp
 from .result import PrivacyResult
+from .selection import RepeatAndSelectEvent, repeat_and_select_rdp
 
 __all__ = ["compute_rdp", "compute_rdp_with_precision", "rdp_epsilon", "rdp_delta", "certify_rdp_epsilon"]
 
@@ -172,6 +174,8 @@ def _node(event: PrivacyEvent, alpha: np.ndarray, dps: Optional[int], precisions
         for child in event.events:
             total = add_up(total, _walk(child, alpha, dps, precisions))
         return total
+    if isinstance(event, RepeatAndSelectEvent):  # Papernot & Steinke 2022, Thms 2 / 6 (dpcore.selection)
+        return repeat_and_select_rdp(event, alpha, lambda a: _walk(event.event, a, dps, precisions))
     raise UnsupportedEventError(f"the RDP accountant cannot analyse {type(event).__name__}")
 
 

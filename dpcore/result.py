@@ -6,7 +6,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
-__all__ = ["PrivacyResult", "CalibrationResult", "CertificationError", "jsonable", "round_up", "round_down"]
+__all__ = ["PrivacyResult", "CalibrationResult", "CertificationError", "NONFINITE_JSON", "jsonable", "round_up",
+           "round_down"]
 
 
 class CertificationError(ArithmeticError):
@@ -71,10 +72,8 @@ class PrivacyResult:
         return f"PrivacyResult({head}, details=<keys: {', '.join(map(str, self.details)) or 'none'}>)"
 
     def to_dict(self) -> Dict[str, Any]:
-        """JSON-serialisable dictionary."""
-        d = asdict(self)
-        d["details"] = jsonable(self.details)
-        return d
+        """JSON-serialisable dictionary (:func:`jsonable`: ``inf`` is written as ``"inf"``)."""
+        return jsonable(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -101,14 +100,22 @@ class CalibrationResult:
         }
 
 
+#: How a non-finite float is written in JSON: strict JSON (RFC 8259) has no Infinity or NaN.
+NONFINITE_JSON = {math.inf: "inf", -math.inf: "-inf"}
+
+
 def jsonable(obj: Any) -> Any:
-    """``obj`` with arrays as lists, dict keys as strings and anything unknown as its repr."""
+    """``obj`` as strict-JSON-ready data: arrays and NumPy scalars as Python lists and numbers, dict
+    keys as strings, ``±inf`` as the strings ``"inf"`` / ``"-inf"`` (NaN as ``"nan"``) and anything
+    unknown as its repr. ``json.dumps(jsonable(x), allow_nan=False)`` never fails on a float."""
     if isinstance(obj, dict):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [jsonable(v) for v in obj]
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
+    if hasattr(obj, "tolist"):  # ndarray or NumPy scalar
+        return jsonable(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return NONFINITE_JSON.get(obj, "nan")
     if isinstance(obj, (int, float, str, bool)) or obj is None:
         return obj
     return repr(obj)

@@ -16,14 +16,16 @@ per-example gradients clipped to C has Δ₂ = C under add/remove and 2C under r
 from __future__ import annotations
 
 import math
+import sys
 from abc import ABC, abstractmethod
+from fractions import Fraction
 from typing import Callable, ClassVar, Optional, Tuple, Union
 
 import numpy as np
 
 import dpcore
 from dpcore import events as ev
-from dpcore._validation import check_delta, check_positive, check_positive_int, check_relation
+from dpcore._validation import check_delta, check_positive, check_positive_int, check_real_array, check_relation
 from dpcore.result import round_up
 
 from ._int64 import INT64_SAFE, in_int64_safe_range, integer_array
@@ -31,6 +33,8 @@ from ._int64 import INT64_SAFE, in_int64_safe_range, integer_array
 __all__ = [
     "Mechanism",
     "VALUE_BOUND_FACTOR",
+    "MAX_SCALE",
+    "check_calibrated_scale",
     "as_generator",
     "check_finite_array",
     "check_integer_array",
@@ -38,6 +42,8 @@ __all__ = [
     "value_bound",
     "check_approx_target",
     "check_norm_order",
+    "least_noise_scale",
+    "greatest_noise_multiplier",
     "convert_sensitivity",
     "least_passing",
 ]
@@ -48,6 +54,9 @@ RngLike = Union[None, int, np.integer, np.random.Generator]
 #: Below that bound the float spacing is ≤ 2⁻¹²·s, so the noise is never rounded away; beyond it a
 #: float sum value + noise saturates (e.g. 1e308 + N(0, 1) == 1e308 releases the value itself).
 VALUE_BOUND_FACTOR = 2.0**40
+#: Largest noise scale a calibration returns (≈ 2⁹⁸⁴): beyond it the value bound of a float
+#: sampler, VALUE_BOUND_FACTOR·scale, overflows.
+MAX_SCALE = sys.float_info.max / VALUE_BOUND_FACTOR
 
 
 def as_generator(rng: RngLike) -> np.random.Generator:
@@ -62,7 +71,7 @@ def as_generator(rng: RngLike) -> np.random.Generator:
 
 
 def check_finite_array(name: str, value: object, *, last_axis: Optional[int] = None) -> np.ndarray:
-    """``value`` as a float64 array with only finite entries.
+    """``value`` as a float64 array with only finite, real entries (complex, strings refused).
 
     Parameters
     ----------
@@ -73,10 +82,7 @@ def check_finite_array(name: str, value: object, *, last_axis: Optional[int] = N
     last_axis : int, optional
         Required length of the last axis (the dimension of one output); ``None`` accepts any shape.
     """
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a real scalar or array; got {value!r}") from exc
+    arr = check_real_array(name, value)  # complex and strings are refused, never made real
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
     if last_axis is not None and (arr.ndim == 0 or arr.shape[-1] != last_axis):
@@ -93,7 +99,11 @@ def check_integer_array(name: str, value: object) -> np.ndarray:
     Accepts integer arrays, Python integers and integer-valued finite floats (every float of
     magnitude ≥ 2⁵³ is an integer, so no magnitude is refused).
     """
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer scalar or a rectangular array of integers; got a ragged "
+                         "sequence") from None
     if arr.dtype.kind == "O":
         return integer_array([_as_integer(name, x) for x in arr.ravel()]).reshape(arr.shape)
     if arr.dtype.kind in "iu":
@@ -129,6 +139,23 @@ def value_bound(name: str, scale: float) -> float:
     return bound
 
 
+def check_calibrated_scale(what: str, scale: object, **inputs: object) -> object:
+    """``scale``, a calibration's result (a float or an exact ``Fraction``), if it is below :data:`MAX_SCALE`.
+
+    Raises ``ValueError`` naming ``inputs`` (the arguments that made it too large, e.g.
+    ``epsilon=1e-320, sensitivity=1.0``) otherwise, instead of an overflow deep in the arithmetic.
+    """
+    if not scale < MAX_SCALE:  # type: ignore[operator]
+        try:
+            size = f"{float(scale):.6g}"  # type: ignore[arg-type]
+        except OverflowError:
+            size = "above 1.8e308"
+        given = ", ".join(f"{k}={v!r}" for k, v in inputs.items())
+        raise ValueError(f"the least {what} for {given} is {size}, beyond 2**984, the largest noise scale a float "
+                         "sampler can carry; raise epsilon (or delta) or lower the sensitivity")
+    return scale
+
+
 def clamp_to_bound(arr: np.ndarray, bound: float) -> np.ndarray:
     """Entries of ``arr`` clamped to [−bound, bound].
 
@@ -151,7 +178,7 @@ def check_norm_order(name: str, p: object) -> float:
     """p of an ℓp norm: a real in [1, ∞] (p < 1 is not a norm)."""
     x = check_positive(name, p, allow_inf=True)
     if x < 1:
-        raise ValueError(f"{name} must be in [1, inf] (l_p is a norm only for p >= 1); got {p!r}")
+        raise ValueError(f"{name} must be in [1, inf] (l_q is a norm only for q >= 1); got {p!r}")
     return x
 
 
@@ -169,6 +196,37 @@ def convert_sensitivity(sensitivity: float, norm: object, target: float, dimensi
     d = check_positive_int("dimension", dimension)
     exponent = 1.0 / target - (0.0 if math.isinf(q) else 1.0 / q)
     return round_up(sensitivity * d**exponent * (1 + 2**-48))
+
+
+def least_noise_scale(multiplier: float, sensitivity: float) -> float:
+    """The least float64 σ ≥ ``multiplier``·``sensitivity`` (exact product), so that noise drawn with σ has
+    at least the multiplier an event was calibrated with: ``σ/Δ ≥ m`` holds exactly, not only to rounding.
+
+    Parameters
+    ----------
+    multiplier : float
+        Noise multiplier m ≥ 0 (noise std per unit of sensitivity; 0: noise off).
+    sensitivity : float
+        Δ > 0 (query units).
+
+    Returns
+    -------
+    float
+        σ in query units (``inf`` when m·Δ exceeds the float range).
+    """
+    s = multiplier * sensitivity
+    if 0.0 < s < math.inf and Fraction(s) < Fraction(multiplier) * Fraction(sensitivity):
+        s = math.nextafter(s, math.inf)
+    return s
+
+
+def greatest_noise_multiplier(scale: float, sensitivity: float) -> float:
+    """The greatest float64 m ≤ ``scale``/``sensitivity`` (exact quotient): the noise multiplier an event may
+    claim for noise of std ``scale`` (query units) on a query of sensitivity Δ > 0 (never rounded up)."""
+    m = scale / sensitivity
+    if 0.0 < m < math.inf and Fraction(m) * Fraction(sensitivity) > Fraction(scale):
+        m = math.nextafter(m, 0.0)
+    return m
 
 
 def least_passing(value: float, passes: Callable[[float], bool], *, max_steps: int = 64) -> float:

@@ -17,11 +17,12 @@ import numpy as np
 
 import dpcore
 from dpcore import events as ev
+from dpcore.calibration import MIN_NOISE_MULTIPLIER
 from dpcore._validation import check_nonnegative, check_orders, check_positive, check_positive_int, check_relation
 from dpcore.result import round_up
 
 from ._int64 import in_int64_safe_range, integer_array
-from .base import Mechanism, RngLike, as_generator, check_approx_target, check_integer_array
+from .base import Mechanism, RngLike, as_generator, check_approx_target, check_calibrated_scale, check_integer_array
 from .exact_sampling import RandomBits, discrete_gaussian, discrete_laplace_batch
 from .laplace import _exact_epsilon, _pure_scale
 
@@ -29,6 +30,9 @@ __all__ = ["DiscreteGaussian", "DiscreteLaplace", "discrete_gaussian_delta"]
 
 _U = np.finfo(float).eps / 2  # unit roundoff of float64
 _TAIL = 39.0  # exp(−x²/2σ²) underflows to 0 in float64 beyond |x| ≈ 38.6σ
+#: Most terms :func:`discrete_gaussian_delta` sums one by one (σ up to about 1 700); wider sums are
+#: bounded by integrals (:func:`_wide_delta`), so an evaluation costs O(1) instead of O(σ).
+MAX_SUMMED_TERMS = 2**17
 
 
 def _add(value: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -61,7 +65,8 @@ def discrete_gaussian_delta(sigma: float, epsilon: float, sensitivity: int) -> f
     The sums are truncated where w underflows; dropping the negative tail and shrinking the
     normaliser both increase the result, so truncation errs on the safe side. The float64 sums are
     then inflated by an explicit bound on their rounding error (terms: exp of an argument ≤ A has
-    relative error ≤ (A + 2)u; pairwise sums of n terms add ≤ log₂(n)·u).
+    relative error ≤ (A + 2)u; pairwise sums of n terms add ≤ log₂(n)·u). Beyond
+    :data:`MAX_SUMMED_TERMS` terms the sums are bounded by integrals instead (:func:`_wide_delta`).
 
     Parameters
     ----------
@@ -79,6 +84,8 @@ def discrete_gaussian_delta(sigma: float, epsilon: float, sensitivity: int) -> f
     x0 = math.floor(threshold) + 1
     x1 = x0 + sens
     reach = math.ceil(_TAIL * sigma) + 1
+    if 2 * reach + 1 > MAX_SUMMED_TERMS or sens > MAX_SUMMED_TERMS:
+        return _wide_delta(sigma, eps, x0, x1)
     s1_terms = _gaussian_weights(x0, x1 - 1, sigma)
     s2_terms = _gaussian_weights(x1, max(x1, reach), sigma)
     z_terms = _gaussian_weights(-reach, reach, sigma)
@@ -91,6 +98,49 @@ def discrete_gaussian_delta(sigma: float, epsilon: float, sensitivity: int) -> f
     subnormal = n * 2.0**-1074  # absolute error of terms that underflow to subnormals
     upper = (numerator + 3 * eta * (s1 + c * s2) + 3 * subnormal) / (z * (1.0 - 2 * eta))
     return min(1.0, max(0.0, round_up(upper)))
+
+
+def _wide_delta(sigma: float, eps: float, x0: int, x1: int) -> float:
+    """Upper bound on the δ of :func:`discrete_gaussian_delta` from integrals, in O(1) (mpmath, 40 digits).
+
+    With w(t) = exp(−t²/(2σ²)) and I(a, b) = ∫_a^b w = σ·sqrt(π/2)·(erfc(a/(σ√2)) − erfc(b/(σ√2))):
+
+    * Z = Σ_x w(x) = σ√(2π)·Σ_k exp(−2π²σ²k²) ≥ σ√(2π) (Poisson summation; all terms positive);
+    * S2 = Σ_{x ≥ x₁} w(x) ≥ I(x₁, ∞) + w(x₁)/2 when w is convex on [x₁, ∞) (x₁ ≥ σ: the trapezoid
+      rule overestimates the integral of a convex function), else ≥ I(x₁, ∞) (w decreasing; x₁ > 0);
+    * S1 = Σ_{x₀ ≤ x < x₁} w(x) ≤ I(x₀ − ½, x₁ − ½) when w is convex on that range (x₀ − ½ ≥ σ: the
+      midpoint rule underestimates the integral), else ≤ I(x₀, x₁ − 1) + max w on [x₀, x₁ − 1]
+      (w unimodal).
+
+    δ ≤ (S1 − (e^ε − 1)·S2)/Z with the bounds in the safe direction; the mpmath values (relative
+    error ~1e-40) are inflated by 1e-30 of the sums before the final rounding up. The second-order
+    rules are tight to O(x/σ²)² relative; tests compare with the exact sums where both are computable.
+    """
+    import mpmath
+
+    with mpmath.workdps(40):
+        s, x0m, x1m = mpmath.mpf(sigma), mpmath.mpf(x0), mpmath.mpf(x1)
+        scale = s * mpmath.sqrt(mpmath.pi / 2)
+        root2s = s * mpmath.sqrt(2)
+
+        def integral(a, b):  # ∫_a^b w, computed where it does not cancel
+            if a >= 0:
+                return scale * (mpmath.erfc(a / root2s) - (mpmath.erfc(b / root2s) if b != mpmath.inf else 0))
+            return scale * (mpmath.erf(b / root2s) - mpmath.erf(a / root2s))
+
+        def w(t):
+            return mpmath.exp(-t * t / (2 * s * s))
+
+        z_low = 2 * scale
+        s2_low = integral(x1m, mpmath.inf) + (w(x1m) / 2 if x1m >= s else 0)
+        if x0m - mpmath.mpf(0.5) >= s:
+            s1_up = integral(x0m - mpmath.mpf(0.5), x1m - mpmath.mpf(0.5))
+        else:
+            peak = min(max(mpmath.mpf(0), x0m), x1m - 1)
+            s1_up = integral(x0m, x1m - 1) + w(peak)
+        c = mpmath.expm1(mpmath.mpf(eps))
+        upper = (s1_up - c * s2_low + mpmath.mpf(10) ** -30 * (s1_up + c * s2_low)) / z_low
+        return min(1.0, max(0.0, round_up(upper)))
 
 
 class DiscreteGaussian(Mechanism):
@@ -134,13 +184,20 @@ class DiscreteGaussian(Mechanism):
             Δ ≥ 1.
         accountant : str
             dpcore accountant; ``"auto"`` takes the best curve dpcore can use.
+
+        σ is searched from ``sensitivity`` × :data:`dpcore.calibration.MIN_NOISE_MULTIPLIER` up; a target
+        met there already (ε of hundreds of thousands) returns that floor.
         """
         eps, dlt = check_approx_target(epsilon, delta, "discrete Gaussian")
         sens = check_positive_int("sensitivity", sensitivity)
-        guess = sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
+        guess = check_calibrated_scale("sigma", sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps, epsilon=epsilon,
+                                       delta=delta, sensitivity=sensitivity)
+        floor = sens * MIN_NOISE_MULTIPLIER  # as dpcore's noise calibration: a looser target returns the floor
+        lower = max(guess / 4.0, floor)
         result = dpcore.calibrate(
             lambda s: cls(s, sens).privacy_event(), "sigma", eps, dlt,
-            lower=guess / 4.0, upper=guess, increasing=False, accountant=accountant,
+            lower=lower, upper=max(guess, 4.0 * lower), increasing=False, accountant=accountant,
+            bounds=(floor, math.inf),
         )
         return cls(result.value, sens)
 

@@ -21,6 +21,7 @@ from .base import (
     check_finite_array,
     clamp_to_bound,
     convert_sensitivity,
+    greatest_noise_multiplier,
     least_passing,
     value_bound,
 )
@@ -113,14 +114,14 @@ class Gaussian(Mechanism):
                     f"method='zhang2017' (Zhang et al. 2017, Alg. 1) is not ({eps}, {dlt})-DP: its sigma="
                     f"{sigma} gives delta={achieved} at epsilon={eps}; use method='analytic'"
                 )
-        # dpcore accounts for GaussianEvent(σ/Δ₂); step σ up by ulps if that float division loses it.
-        sigma = least_passing(sigma, lambda s: _analytic_epsilon(s / sens, dlt) <= eps)
+        # dpcore accounts for GaussianEvent(σ/Δ₂ rounded down); step σ up by ulps if that loses the target.
+        sigma = least_passing(sigma, lambda s: _analytic_epsilon(greatest_noise_multiplier(s, sens), dlt) <= eps)
         return cls(sigma, sens)
 
     @property
     def noise_multiplier(self) -> float:
-        """σ / Δ₂ (dimensionless)."""
-        return self.sigma / self.sensitivity
+        """σ / Δ₂ (dimensionless), rounded down (:func:`mechanisms.base.greatest_noise_multiplier`)."""
+        return greatest_noise_multiplier(self.sigma, self.sensitivity)
 
     def randomize(self, value: object, rng: RngLike = None) -> np.ndarray:
         """``value`` (clamped to ±:attr:`value_bound`) + N(0, σ²) noise of the same shape."""

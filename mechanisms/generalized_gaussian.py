@@ -41,6 +41,7 @@ from .base import (
     RngLike,
     as_generator,
     check_approx_target,
+    check_calibrated_scale,
     check_finite_array,
     check_norm_order,
     clamp_to_bound,
@@ -157,7 +158,10 @@ class GeneralizedGaussian(Mechanism):
             raise ValueError(f"epsilon must be in (0, {LEMMA3_MAX_EPSILON}] for p != 2 (Lemma 3 range); got {epsilon!r}")
         if dlt > LEMMA3_MAX_DELTA:
             raise ValueError(f"delta must be in (0, {LEMMA3_MAX_DELTA}] for p != 2 (Lemma 3 range); got {delta!r}")
-        sigma = round_up(sens * math.sqrt(2.0 * (p - 1.0) * math.log(1.0 / dlt)) / eps * (1 + 2**-50))
+        with np.errstate(over="ignore"):
+            lemma3 = sens * math.sqrt(2.0 * (p - 1.0) * math.log(1.0 / dlt)) / eps * (1 + 2**-50)
+        sigma = round_up(check_calibrated_scale("sigma", lemma3, epsilon=epsilon, delta=delta, sensitivity=sensitivity,
+                                                p=p))
         # dpcore inverts the profile numerically (with its own tolerance): step σ up until it agrees.
         sigma = least_passing(sigma, lambda s: _profile_epsilon(cls(p, s, dimension, sens), dlt) <= eps)
         return cls(p, sigma, dimension, sens)
@@ -191,7 +195,8 @@ class GeneralizedGaussian(Mechanism):
         if self.p == 2.0:
             return Gaussian(self.sigma, self.sensitivity).privacy_profile(eps)
         e = min(eps, LEMMA3_MAX_EPSILON)
-        d = math.exp(-(e * self.sigma / self.sensitivity) ** 2 / (2.0 * self.kappa)) * (1 + 2**-50)
+        t = e * self.sigma / self.sensitivity
+        d = math.exp(-(t * t) / (2.0 * self.kappa)) * (1 + 2**-50)  # t·t → inf (δ = 0), where t**2 would raise
         return round_up(d) if d <= LEMMA3_MAX_DELTA else 1.0
 
     def lemma3_epsilon(self, delta: float) -> float:

@@ -17,6 +17,7 @@ from .base import (
     Mechanism,
     RngLike,
     as_generator,
+    check_calibrated_scale,
     check_finite_array,
     clamp_to_bound,
     convert_sensitivity,
@@ -37,7 +38,8 @@ def _pure_scale(epsilon: object, delta: object, sensitivity: float, name: str) -
     eps = check_positive("epsilon", epsilon)
     if delta is not None:
         raise ValueError(f"delta must be None: {name} is calibrated for pure epsilon-DP; got {delta!r}")
-    scale = round_up(Fraction(sensitivity) / Fraction(eps))
+    scale = round_up(check_calibrated_scale("scale", Fraction(sensitivity) / Fraction(eps), epsilon=epsilon,
+                                            sensitivity=sensitivity))
     return least_passing(scale, lambda b: round_up(1.0 / (b / sensitivity)) <= eps
                          and _exact_epsilon(sensitivity, b) <= eps)
 

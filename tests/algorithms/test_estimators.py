@@ -136,7 +136,8 @@ def test_data_norm_bound_is_enforced_or_clipped_explicitly():
         (lambda: DPLogisticRegression().fit(X + 1j, Y01), "complex"),
         (lambda: DPLogisticRegression(classes=[0, 2]).fit(X, Y01), "labels"),
         (lambda: DPLogisticRegression(solver="objective_perturbation").fit(np.full_like(X, np.nan), Y01), "finite"),
-        (lambda: DPLinearRegression(solver="objective_perturbation").fit(X, Y), "Lipschitz"),
+        (lambda: DPLinearRegression(solver="objective_perturbation", target_bound=1e6).fit(X, Y), "Lipschitz"),
+        (lambda: DPLinearRegression().fit(X, Y), "target_bound"),
         (lambda: DPLogisticRegression().predict(X), "not fitted"),
     ],
 )

@@ -71,7 +71,7 @@ def test_ridge_for_jacobian_is_the_least_valid_ridge(beta, n, alpha, budget):
 
 
 @pytest.mark.parametrize("calibration", ["tight", "paper"])
-def test_gaussian_privacy_is_dpcore_epsilon(calibration):
+def test_gaussian_privacy_is_the_profile_of_the_noise_run(calibration, independent):
     eps, delta = 1.0, 1e-5
     if calibration == "paper":
         with pytest.warns(UserWarning, match="paper's noise constants"):
@@ -87,7 +87,10 @@ def test_gaussian_privacy_is_dpcore_epsilon(calibration):
     assert res.details["residual_sensitivity"] == 2 * 1e-10 / res.details["ridge"]
     assert res.details["certified_grad_norm"] <= 1e-10
     assert res.event.privacy_profile == ObjectiveProfile(res.noise_multiplier, m2, eps_j)
-    assert res.privacy.epsilon == dpcore.get_epsilon(res.event, delta, accountant="profile").epsilon
+    # the profile of the noise that ran, re-derived and integrated in mpmath (tests/algorithms/conftest.py): the
+    # reported ε meets δ there and is tight (δ is exceeded 1e-6 below it)
+    assert independent.objective_delta(res.privacy.epsilon, res.noise_multiplier, m2, eps_j) <= delta * (1 + 1e-9)
+    assert independent.objective_delta(res.privacy.epsilon * (1 - 1e-6), res.noise_multiplier, m2, eps_j) > delta
     assert res.privacy.accountant == "profile" and res.privacy.relation == "replace_one"
     e = res.privacy.epsilon  # least ε with δ(ε) ≤ δ, to dpcore's bisection tolerance (1e-13 relative)
     assert objective_delta(e, res.noise_multiplier, m2, eps_j) <= delta

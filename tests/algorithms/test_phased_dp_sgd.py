@@ -55,11 +55,12 @@ def test_step_above_one_over_beta_is_refused():
         phased_dp_sgd(XB, YB, epsilon=1.0, clip_norm=1.0)
 
 
-def test_event_is_one_gaussian_release_reported_by_dpcore():
+def test_event_is_one_gaussian_release_of_the_exact_epsilon(independent):
     res = phased_dp_sgd(XB, YB, p=3.0, epsilon=0.7, delta=1e-5, data_norm_bound=1.0, rng=0)
     assert isinstance(res.event, GaussianEvent) and res.event.relation == "replace_one"
-    again = dpcore.get_epsilon(res.event, 1e-5, accountant="analytic_gaussian")
-    assert res.privacy.epsilon == again.epsilon <= 0.7
+    assert res.event.noise_multiplier == res.noise_multiplier == pytest.approx(res.sigma / res.details["sensitivity"], rel=1e-12)
+    exact = independent.gaussian_epsilon(1.0 / res.noise_multiplier, 1e-5)  # Balle–Wang in mpmath
+    assert exact <= res.privacy.epsilon <= min(0.7, exact * (1 + 1e-9))
     assert res.privacy.epsilon > 0.69
     assert res.details["releases"] == len(phase_sizes(XB.shape[0]))
 

@@ -18,8 +18,8 @@ XR, YR, _ = make_regression(200, 3, seed=12)
 
 ESTIMATORS = [
     (DPLogisticRegression, {"solver": "objective_perturbation"}, X, Y),
-    (DPHuberRegressor, {"solver": "objective_perturbation"}, XR, YR),
-    (DPLinearRegression, {"solver": "dp_gd", "solver_params": {"steps": 20}}, XR, YR),
+    (DPHuberRegressor, {"solver": "objective_perturbation", "target_bound": 10.0}, XR, YR),  # |YR| < 10
+    (DPLinearRegression, {"solver": "dp_gd", "solver_params": {"steps": 20}, "target_bound": 10.0}, XR, YR),
 ]
 
 

@@ -10,7 +10,7 @@ from algorithms import DPHuberRegressor, DPLinearRegression
 from algorithms.estimators import AUTO_CLIP_FRACTION
 from algorithms.sufficient_statistics import DEFAULT_BUDGET_SPLIT, adassp, adassp_sensitivities
 from algorithms.synthetic import make_regression
-from dpcore.events import ComposedEvent, GaussianEvent
+from dpcore.events import GaussianEvent
 
 pytestmark = pytest.mark.filterwarnings("ignore::algorithms.DeterministicSeedWarning")  # seeds: tests only
 
@@ -49,7 +49,7 @@ def test_bad_target_range_is_a_value_error_naming_it(cls):
 
 
 def test_adassp_needs_a_public_target_bound():
-    with pytest.raises(ValueError, match="target_bound is required"):
+    with pytest.raises(ValueError, match="target_bound"):
         DPLinearRegression(solver="adassp", random_state=0).fit(XR, YR)
     with pytest.raises(ValueError, match="target_bound"):  # the solver checks the bound itself too
         adassp(XR, YR, epsilon=1.0, data_norm_bound=1.0, target_bound=0.5 * float(np.max(np.abs(YR))))
@@ -73,15 +73,18 @@ def test_adassp_noise_off_is_ols_or_ridge(alpha):
 
 
 @pytest.mark.parametrize("relation", ["replace_one", "add_remove"])
-def test_adassp_privacy_is_dpcores_for_its_event(relation):
-    """The reported ε is dpcore's for the three composed Gaussians with the released σᵢ/Δᵢ; it meets the
-    target, and equals one Gaussian mechanism with multiplier z (μ² = Σ 1/zᵢ²) — an independent route."""
+def test_adassp_privacy_is_the_exact_epsilon_of_its_noise(relation, independent):
+    """The reported ε is the exact ε (Balle–Wang, in mpmath: tests/algorithms/conftest.py) of the three composed
+    Gaussians with the released σᵢ/Δᵢ (one Gaussian of μ² = Σ(Δᵢ/σᵢ)²); it meets the target and equals one
+    Gaussian mechanism with multiplier z (dpcore's closed form, a second route)."""
     B = float(np.max(np.abs(YR)))
     res = adassp(XR, YR, epsilon=1.0, delta=1e-5, data_norm_bound=1.0, target_bound=B, relation=relation, rng=1)
     assert res.privacy.relation == relation and res.privacy.epsilon <= 1.0
     sigmas, sens = res.details["sigmas"], res.details["sensitivities"]
-    event = ComposedEvent([GaussianEvent(s / d, relation) for s, d in zip(sigmas, sens)])
-    assert dpcore.get_epsilon(event, 1e-5).epsilon == pytest.approx(res.privacy.epsilon, rel=1e-9)
+    mu = math.sqrt(sum((d / s) ** 2 for s, d in zip(sigmas, sens)))  # the composed Gaussians: one of μ = √Σ(Δᵢ/σᵢ)²
+    exact = independent.gaussian_epsilon(mu, 1e-5)  # Balle–Wang in mpmath
+    assert exact <= res.privacy.epsilon <= exact * (1 + 1e-9)
+    assert sorted(e.noise_multiplier for e in res.event.events) == pytest.approx(sorted(s / d for s, d in zip(sigmas, sens)))
     single = dpcore.analytic_gaussian_epsilon(res.noise_multiplier, 1e-5)
     assert single == pytest.approx(res.privacy.epsilon, rel=1e-9) and single > 0.999
     for s, d, w in zip(sigmas, sens, DEFAULT_BUDGET_SPLIT):
@@ -143,7 +146,7 @@ def test_auto_huber_delta_is_a_quarter_of_the_scaled_targets():
     m = DPHuberRegressor(target_range=(LO, HI), random_state=0, keep_diagnostics=True).fit(XR, YR)
     assert m.solver == "dp_gd" and m.huber_delta_ == AUTO_HUBER_DELTA == 0.25
     assert m.result_.details["clip_norm"] == pytest.approx(0.25 * math.sqrt(1.25), rel=1e-12)  # h·√(R² + c²), c = R/2
-    assert DPHuberRegressor(random_state=0).fit(XR, YR).huber_delta_ == 1.0
+    assert DPHuberRegressor(epsilon=math.inf).fit(XR, YR).huber_delta_ == 1.0  # raw targets: no privacy only
     assert DPHuberRegressor(huber_delta=0.5, target_bound=10.0, random_state=0).fit(XR, YR).huber_delta_ == 0.5
     with pytest.raises(ValueError, match="huber_delta"):
         DPHuberRegressor(huber_delta="wide", random_state=0).fit(XR, YR)
@@ -261,7 +264,7 @@ def test_auto_intercept_scaling_is_half_the_row_bound_with_scaled_targets(cls):
     assert m.intercept_ == pytest.approx(w[-1] * 1.0 * (HI - LO) / 2 + (LO + HI) / 2, rel=1e-12)
     m = cls(target_bound=100.0, random_state=0).fit(XR, YR)
     assert m.intercept_scaling_ == 0.5
-    assert cls(random_state=0).fit(XR, YR).intercept_scaling_ == 1.0  # raw targets: the old constant
+    assert cls(epsilon=math.inf).fit(XR, YR).intercept_scaling_ == 1.0  # raw targets (noise off): the old constant
     assert cls(target_bound=100.0, intercept_scaling=0.3, random_state=0).fit(XR, YR).intercept_scaling_ == 0.3
     for bad in ("half", 0.0, -1.0):
         with pytest.raises(ValueError, match="intercept_scaling"):
@@ -339,3 +342,12 @@ def test_joint_variant_noise_off_is_ridge_with_the_prior_ratio():
         ref = np.linalg.solve(XR.T @ XR + (n * alpha + lam) * np.eye(d), XR.T @ YR)
         np.testing.assert_allclose(res.weights, ref, rtol=1e-8, atol=1e-12)
         assert res.privacy.epsilon == math.inf
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegression, DPHuberRegressor])
+def test_private_fit_without_a_target_bound_is_refused(cls):
+    """Issue 24: a private regression on raw targets (diabetes: R² about −4) is refused, naming both arguments;
+    epsilon=inf (no noise) still fits the raw targets."""
+    with pytest.raises(ValueError, match="target_bound.*target_range"):
+        cls(random_state=0).fit(XR, YR)
+    assert cls(epsilon=math.inf).fit(XR, YR).score(XR, YR) > 0.5

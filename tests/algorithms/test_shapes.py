@@ -272,8 +272,8 @@ def test_softmax_event_is_the_binary_event_and_noise_off_matches_sklearn():
 def test_one_vs_rest_composes_its_k_fits_in_one_dpcore_event(delta):
     X, y = _three_classes()
     labels = np.array(["a", "b", "c"])[y]
-    m = DPLogisticRegression(classes=["a", "b", "c"], epsilon=1.0, delta=delta, multi_class="ovr",
-                             random_state=0).fit(X, labels)
+    m = DPLogisticRegression(solver="objective_perturbation", classes=["a", "b", "c"], epsilon=1.0, delta=delta,
+                             multi_class="ovr", random_state=0).fit(X, labels)
     assert m.multi_class_ == "ovr" and m.coef_.shape == (3, 3) and m.intercept_.shape == (3,)
     eps_k, delta_k = ovr_budget(1.0, delta, 3)
     assert m.privacy_event_ == SelfComposedEvent(
@@ -291,20 +291,25 @@ def test_one_vs_rest_fits_draw_independent_noise_from_one_seed():
     """An int seed must not give the k binary fits the same noise (correlated noise breaks composition):
     each class's objective noise differs."""
     X, y = _three_classes()
-    m = DPLogisticRegression(classes=[0, 1, 2], random_state=4, multi_class="ovr", keep_diagnostics=True).fit(X, y)
+    m = DPLogisticRegression(solver="objective_perturbation", classes=[0, 1, 2], random_state=4, multi_class="ovr",
+                             keep_diagnostics=True).fit(X, y)
     noises = [r.details["perturbed_grad_norm"] for r in m.result_]
     b = [r.weights for r in m.result_]
     assert len({round(v, 12) for v in noises}) == 3 and not np.allclose(b[0], b[1])
 
 
 def test_multinomial_estimator_and_its_choice():
-    """multi_class='auto' fits k ≥ 3 classes by softmax DP-GD, also when the solver is the default objective
-    perturbation (solver_ says so); dp_gd's softmax fit of CSR equals the dense one."""
+    """multi_class='auto' fits k ≥ 3 classes by softmax DP-GD, with the default solver='auto' and with a solver
+    without a softmax kernel (solver_ says so); dp_gd's softmax fit of CSR equals the dense one."""
     X, y = _three_classes()
     auto = DPLogisticRegression(classes=[0, 1, 2], random_state=0).fit(X, y)
-    assert (auto.solver, auto.solver_, auto.multi_class_) == ("objective_perturbation", "dp_gd", "multinomial")
-    binary = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y % 2)
-    assert binary.solver_ == "objective_perturbation"
+    assert (auto.solver, auto.solver_, auto.multi_class_) == ("auto", "dp_gd", "multinomial")
+    op = DPLogisticRegression(solver="objective_perturbation", classes=[0, 1, 2], random_state=0).fit(X, y)
+    assert (op.solver_, op.multi_class_) == ("dp_gd", "multinomial")
+    binary = DPLogisticRegression(solver="objective_perturbation", classes=[0, 1], random_state=0).fit(X, y % 2)
+    assert (binary.solver_, binary.multi_class_) == ("objective_perturbation", "binary")
+    with pytest.raises(ValueError, match="concrete solver"):
+        DPLogisticRegression(classes=[0, 1, 2], multi_class="ovr").fit(X, y)
     m = DPLogisticRegression(solver="dp_gd", classes=[0, 1, 2], epsilon=2.0, random_state=0).fit(X, y)
     assert m.multi_class_ == "multinomial" and m.coef_.shape == (3, 3) and m.privacy_.epsilon <= 2.0
     assert m.score(X, y) > 0.8
@@ -326,7 +331,7 @@ def test_l1_penalty_gives_zeros_and_the_same_privacy():
     assert np.sum(l1.coef_ == 0.0) >= 2 and not np.any(l2.coef_ == 0.0)  # fixed seed: soft-thresholded zeros
     assert l1.privacy_.epsilon == l2.privacy_.epsilon
     with pytest.raises(ValueError, match="l1 prox"):
-        DPLogisticRegression(penalty="l1", classes=[-1, 1]).fit(XS, YS)
+        DPLogisticRegression(solver="objective_perturbation", penalty="l1", classes=[-1, 1]).fit(XS, YS)
 
 
 def test_rows_normalised_to_the_bound_are_accepted_without_a_copy_and_predict_alike():

@@ -41,7 +41,10 @@ def fake_targets(monkeypatch):
 
 
 def _run(argv, capsys):
-    code = cli.main(argv)
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # refused by the parser (a value of the wrong type, a flag given twice)
+        code = exc.code
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -170,5 +173,31 @@ def test_fuzzed_arguments_end_in_a_verdict_or_one_line_error(fake_targets, capsy
         argv.append(f"--workers={workers}")
     code, out, err = _run(argv, capsys)
     assert code in (0, 1, 2)
-    if code == 2:
-        assert out == "" and err.count("\n") == 1 and err.startswith("dpcore: error: --")
+    if code == 2:  # one line naming the flag, from the command or from the parser
+        assert out == "" and err.count("\n") == 1
+        assert err.startswith("dpcore: error: --") or err.startswith("dpcore audit mechanism: error: argument --")
+
+
+# ----------------------------------------------------------------------------- issue 22 item 5
+
+
+def test_integral_floats_are_accepted_as_documented(fake_targets, capsys):
+    # `--trials 1e4` used to be refused by argparse's int although the README accepts integral floats
+    code, out, err = _run(["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "1e3",
+                           "--batch-size", "2.5e2", "--seed", "1e1", "--json"], capsys)
+    rec = json.loads(out)
+    assert code == 0 and rec["trials"] == 1000 and rec["seed"] == 10 and rec["details"]["batch_size"] == 250
+    code, out, err = _run(["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "1.5e3",
+                           "--batch-size", "2.5"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--batch-size" in err
+
+
+def test_progress_goes_to_stderr_unless_quiet(fake_targets, capsys, monkeypatch):
+    monkeypatch.setattr("dpcore._progress.LINE_INTERVAL", 0.0)  # stderr is no terminal here: lines, not a bar
+    argv = ["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "2000", "--batch-size", "500"]
+    code, out, err = _run(argv + ["--json"], capsys)
+    assert code == 0 and json.loads(out)["trials"] == 2000  # stdout stays one JSON object
+    assert "dpcore: audit of gaussian: 500 of 2000 trials (25 %)" in err.splitlines()
+    assert err.splitlines()[-1] == "dpcore: audit of gaussian: 2000 of 2000 trials (100 %)"
+    code, out, err = _run(argv + ["--quiet"], capsys)
+    assert code == 0 and err == ""

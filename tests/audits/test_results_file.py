@@ -262,3 +262,67 @@ def test_second_cli_writer_is_refused_with_exit_2(tmp_path):
         assert err.decode().count("\n") == 1 and "in use by another running audit" in err.decode()
     finally:
         _kill_group(first)
+
+
+# ------------------------------------------------------------------ issue 22: symlinks and Ctrl-C
+def test_a_dangling_symlink_is_refused_in_one_line_and_not_followed(tmp_path):
+    # it used to recurse until RecursionError (O_EXCL refuses the link, the stat says "missing")
+    for target in (tmp_path / "nowhere.jsonl", Path("/nonexistent-dir/r.jsonl")):
+        link = tmp_path / "link.jsonl"
+        link.unlink(missing_ok=True)
+        link.symlink_to(target)
+        with pytest.raises(ResultsFileError, match="symbolic link to .* which does not exist") as info:
+            _audit(link)
+        assert "\n" not in str(info.value) and not target.exists() and link.is_symlink()
+    proc = subprocess.run([sys.executable, "-m", "dpcore.cli", "audit", "mechanism", "gaussian", "--epsilon", "1",
+                           "--delta", "1e-5", "--trials", "100", "--results", str(link)], capture_output=True,
+                          text=True, env=_env(), timeout=120)
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"dpcore: error: --results '{link}' is a symbolic link")
+
+
+@POSIX
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_ends_an_audit_in_one_line_and_the_rerun_resumes(tmp_path, workers):
+    trials, batch = 2_000, 50
+    path = tmp_path / "r.jsonl"
+    args = ["mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", str(trials), "--batch-size",
+            str(batch), "--results", str(path), "--json", "--seed", "7", "--workers", str(workers), "--quiet"]
+    proc = _cli(0.05, args)
+    try:
+        assert _wait_for(lambda: path.exists() and len(_batch_lines(path)) >= 4), proc.communicate(timeout=5)
+        if workers > 1:
+            assert _wait_for(lambda: len(_children(proc.pid)) >= 2)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+        out, err = proc.communicate(timeout=60)
+    finally:
+        _kill_group(proc)
+    kept = _batch_lines(path)
+    assert proc.returncode == 130 and out == b"", err.decode()
+    assert err.decode().count("\n") == 1 and b"Traceback" not in err, err.decode()
+    assert err.decode() == (f"dpcore: interrupted: the {len(kept)} of {trials // batch} batches done are in "
+                            f"--results {path}: rerun the same command to resume\n")
+    assert 0 < len(kept) < trials // batch
+    done = _cli(0.0, args)
+    out, err = done.communicate(timeout=120)
+    assert done.returncode in (0, 1), err.decode()
+    resumed = json.loads(out)
+    assert _batch_lines(path)[: len(kept)] == kept
+    assert sorted(json.loads(x)["batch"] for x in _batch_lines(path)) == list(range(trials // batch))
+    clean = run_audit(FunctionTarget("gaussian", 1.0, 1e-5, _normal_sampler, noise_family="gaussian"),
+                      trials, estimator="gdp", batch_size=batch, seed=7)
+    assert resumed["eps_lower"] == clean.eps_lower and resumed["p_value"] == clean.p_value
+
+
+def test_ctrl_c_without_a_results_file_says_nothing_was_kept(capsys, monkeypatch):
+    import audits.runner as runner
+
+    from dpcore.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise runner.AuditInterrupted(0, 10)
+
+    monkeypatch.setattr(runner, "run_audit", interrupted)
+    assert main(["audit", "mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "100"]) == 130
+    assert capsys.readouterr().err == ("dpcore: interrupted: nothing was kept (give --results PATH to make an audit "
+                                       "resumable)\n")

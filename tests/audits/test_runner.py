@@ -90,9 +90,14 @@ def test_results_file_of_another_audit_is_refused(tmp_path):
         run_audit(_gauss(), 100, results_path=path, seed=1)
 
 
-def test_progress_bar(capsys):
+def test_progress_bar(capsys, monkeypatch):
+    # stderr is not a terminal here: progress is a line per LINE_INTERVAL seconds instead of a tqdm bar
+    monkeypatch.setattr("dpcore._progress.LINE_INTERVAL", 0.0)
     run_audit(_gauss(), 1000, progress=True, batch_size=250)
-    assert "1000/1000" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "250 of 1000 trials" in err and "1000 of 1000 trials (100 %)" in err
+    run_audit(_gauss(), 1000, progress=False, batch_size=250)
+    assert capsys.readouterr().err == ""
 
 
 class _BareTarget:

@@ -195,7 +195,7 @@ def test_roc_curve_endpoints():
 def test_p_value_with_overwhelming_evidence_is_the_nuisance_level():
     """A perfect attack: the Berger–Boos p-value is γ (the nuisance set's level) plus a tail that
     is 0 up to the float-rounding allowance, never 0 and never above α."""
-    from audits.joint_test import NUISANCE_SHARE
+    from audits.joint_errors import NUISANCE_SHARE
 
     s0 = np.zeros(5000)
     s1 = np.ones(5000)

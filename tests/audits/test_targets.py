@@ -19,7 +19,8 @@ from audits.library_audit import SOLVER_TRIALS
 @pytest.mark.parametrize("name", tg.MECHANISM_NAMES)
 def test_correct_mechanism_passes(name):
     target = tg.mechanism_target(name, 1.0, 1e-5)
-    assert 0.9 < target.claimed_epsilon <= 1.0 and target.relation == "replace_one"
+    assert 0.9 < target.claimed_epsilon <= 1.0
+    assert target.relation == ("add_remove" if name == "subsampled-gaussian" else "replace_one")  # Poisson: add/remove
     trials = 1_000 if name.startswith("discrete") else 10_000
     estimator = "gdp" if target.noise_family == "gaussian" else "clopper-pearson"
     result = run_audit(target, trials, estimator=estimator, seed=1)
@@ -52,6 +53,10 @@ _RANDOMISED_NOISE_FREE = {
 }
 
 
+#: The truncated solvers set the dense canary's gradient (‖·‖_q ≈ 0.2 ≫ τ = 1e-3) to zero, so without noise
+#: nothing separates D from D′ once their norms are right: only the audit at the claim applies to them.
+_TRUNCATED_CANARY = ("batched_truncated_mirror_descent_dense", "shuffled_truncated_mirror_descent_dense")
+
 @pytest.mark.parametrize("name", tg.SOLVER_NAMES)
 def test_correct_solver_passes_and_noise_off_is_caught(name):
     target = tg.solver_target(name, 1.0, 1e-5, n=60)
@@ -62,6 +67,8 @@ def test_correct_solver_passes_and_noise_off_is_caught(name):
     # ε = ∞: the solver runs without noise and the canary attack separates D from D′ (perfectly, for the
     # solvers whose noise-free run is deterministic; the l_p solvers still shuffle / split the data, so their
     # canary scores overlap a little and need more trials to reach the same ceiling)
+    if name in _TRUNCATED_CANARY:
+        return
     off_trials, least = _RANDOMISED_NOISE_FREE.get(name, (200, 3.0))
     off = run_audit(tg.solver_target(name, math.inf, 1e-5, n=60), off_trials, seed=3, batch_size=50)
     assert off.claimed_epsilon == math.inf and off.verdict == "pass"

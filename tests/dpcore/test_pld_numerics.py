@@ -64,7 +64,7 @@ def test_cli_extreme_noise_multiplier_exits_2(sigma, capsys):
     code = main(["epsilon", "--accountant", "pld", "--noise-multiplier", sigma, "--sampling-rate", "0.01",
                  "--steps", "10", "--delta", "1e-5"])
     assert code == 2
-    assert "noise_multiplier" in capsys.readouterr().err
+    assert "--noise-multiplier" in capsys.readouterr().err  # the flag, not the library parameter (issue 22)
 
 
 # --- tiny δ: the float-error terms must stay below δ (they used to make ε = inf) -----------------

@@ -48,6 +48,45 @@ def test_discrete_gaussian_profile_matches_mpmath(sigma, eps, sens):
     assert got == pytest.approx(float(ref), rel=1e-9)
 
 
+@pytest.mark.parametrize("sigma, eps, sens", [
+    (40.0, 1.0, 11),  # the calibration regime: eps*sigma/sens ~ 3.7, convex branches
+    (40.0, 0.3, 3),
+    (40.0, 0.0, 1),  # x0 = 0: the non-convex branch of S1 (max term), x1 < sigma: decreasing-only S2
+    (25.0, 0.05, 40),  # sens > sigma: S1 straddles the mode
+    (60.0, 2.0, 100),
+])
+def test_wide_discrete_gaussian_profile_bounds_the_exact_sum(monkeypatch, sigma, eps, sens):
+    # issue 22: the O(sigma) sums made a calibration at --sensitivity 1000 take 68 s and 1e6 hang; past
+    # MAX_SUMMED_TERMS the sums are bounded by integrals. Forced here where mpmath can sum exactly.
+    import mechanisms.discrete as discrete
+
+    monkeypatch.setattr(discrete, "MAX_SUMMED_TERMS", 0)
+    ref = _dg_delta_mpmath(sigma, eps, sens)
+    got = discrete_gaussian_delta(sigma, eps, sens)
+    assert got >= ref  # an upper bound, never below the exact profile
+    assert got <= ref * (1 + 0.02) + 1e-300  # and tight: second-order quadrature rules at small sigma
+
+
+def test_wide_discrete_gaussian_profile_is_tight_at_large_sigma():
+    # past MAX_SUMMED_TERMS, against the term-by-term float sum (itself an upper bound within ~1e-13)
+    import mechanisms.discrete as discrete
+
+    for sigma, eps, sens in ((2000.0, 1.0, 541), (5000.0, 0.3, 405), (2000.0, 3.0, 3000)):
+        wide = discrete_gaussian_delta(sigma, eps, sens)
+        limit, discrete.MAX_SUMMED_TERMS = discrete.MAX_SUMMED_TERMS, 10**7
+        try:
+            summed = discrete_gaussian_delta(sigma, eps, sens)
+        finally:
+            discrete.MAX_SUMMED_TERMS = limit
+        assert summed * (1 - 1e-12) <= wide <= summed * (1 + 1e-4)
+
+
+def test_discrete_gaussian_calibration_at_a_huge_sensitivity_is_quick_and_tends_to_the_gaussian():
+    # sigma/sensitivity -> the continuous analytic Gaussian's 3.73063163481594 (eps 1, delta 1e-5)
+    sigma = DiscreteGaussian.calibrate(1.0, 1e-5, sensitivity=10**6, accountant="profile").sigma
+    assert 3.73063163481594 <= sigma / 1e6 <= 3.73063163481594 * (1 + 1e-9)
+
+
 def test_discrete_gaussian_profile_close_to_continuous_for_large_sigma():
     # For σ ≫ Δ the discrete and continuous Gaussian profiles agree closely (CKS20, Sec. 2.2).
     d = DiscreteGaussian(25.0).privacy_profile(0.1)

@@ -174,3 +174,42 @@ def test_converted_sensitivity_bounds_the_target_norm(x, q, t):
     norm = lambda y, r: np.max(np.abs(y)) if math.isinf(r) else np.sum(np.abs(y) ** r) ** (1 / r)  # noqa: E731
     if norm(v, q) > 0:
         assert norm(v, t) <= convert_sensitivity(norm(v, q), q, t, len(v)) * (1 + 1e-12)
+
+
+# ----------------------------------------------------------------------------- issue 22 item 5
+RANDOMIZERS = [
+    ("gaussian", lambda v: Gaussian(1.0).randomize(v, rng=0)),
+    ("laplace", lambda v: Laplace(1.0).randomize(v, rng=0)),
+    ("float laplace", lambda v: Laplace(1.0, secure=False).randomize(v, rng=0)),
+    ("l2-laplace", lambda v: L2Laplace(1.0).randomize(v, rng=0)),
+    ("generalized gaussian", lambda v: GeneralizedGaussian(p=3, sigma=1.0, dimension=2).randomize(v, rng=0)),
+    ("discrete gaussian", lambda v: DiscreteGaussian(1.0).randomize(v, rng=0)),
+    ("discrete laplace", lambda v: DiscreteLaplace(1.0).randomize(v, rng=0)),
+    ("randomized response", lambda v: RandomizedResponse(1.0).randomize(v, rng=0)),
+    ("exponential", lambda v: ExponentialMechanism(1.0).randomize(v, rng=0)),
+]
+
+
+@pytest.mark.parametrize("name, randomize", RANDOMIZERS, ids=[r[0] for r in RANDOMIZERS])
+@pytest.mark.parametrize("value, what", [
+    (np.array([1 + 2j, 1.0]), "complex"),  # used to release the real part only
+    (np.array([1 + 0j, 1.0]), "complex"),  # even with a zero imaginary part: the dtype is the error
+    (["1", "0"], "strings"),  # used to be parsed as numbers
+    ("1.5", "strings"),
+    ([[1.0, 2.0], [3.0]], "ragged"),
+])
+def test_randomize_refuses_complex_strings_and_ragged_values(name, randomize, value, what):
+    with pytest.raises(ValueError, match=f"value must .*{what}"):
+        randomize(value)
+
+
+def test_calibration_beyond_the_float_range_names_the_arguments():
+    for calibrate in (lambda: Laplace.calibrate(1e-320, sensitivity=1.0),
+                      lambda: DiscreteLaplace.calibrate(1e-320, sensitivity=1),
+                      lambda: L2Laplace.calibrate(1.0, sensitivity=1e308),
+                      lambda: DiscreteGaussian.calibrate(1e-320, 1e-5),
+                      lambda: GeneralizedGaussian.calibrate(1.0, 1e-5, p=1e308, dimension=2)):
+        with pytest.raises(ValueError, match=r"^the least (scale|sigma) for epsilon=.* beyond 2\*\*984"):
+            calibrate()
+    # a target looser than any noise needs: the floor sigma/sensitivity = 1e-6, as dpcore's calibration
+    assert DiscreteGaussian.calibrate(1e308, 1e-5, accountant="rdp").sigma == 1e-6

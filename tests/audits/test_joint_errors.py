@@ -1,4 +1,4 @@
-"""The exact joint test behind the threshold estimators (audits.joint_test).
+"""The exact joint test behind the threshold estimators (audits.joint_errors).
 
 Validity is checked exactly, not by simulation: for small n every outcome (x, y) is enumerated and
 the probability of rejecting a true null is summed under the least favourable alternative c = c_θ(a).
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audits.joint_test import NUISANCE_SHARE, JointTest, dp_tpr_bound, gdp_tpr_bound
+from audits.joint_errors import NUISANCE_SHARE, JointTest, dp_tpr_bound, gdp_tpr_bound
 from audits.statistics import clopper_pearson_upper, epsilon_from_error_rates, gdp_mu_from_error_rates
 
 ALPHA = 0.05

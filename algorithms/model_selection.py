@@ -1,0 +1,180 @@
+"""``DPLogisticRegression(tune=...)``: private hyper-parameter selection inside the user's ε, accounted.
+
+Repeat-and-select (Liu & Talwar 2019; Papernot & Steinke 2022 — :mod:`dpcore.selection`): the number of
+runs K is drawn from a public distribution; each run picks one candidate of a public grid at random
+(its own randomness), trains it, and releases its number of correctly classified training records
+with Gaussian noise (the score, sensitivity 1 under replace-one); only the run with the best noisy
+score is released (its model, its hyper-parameters and its noisy score).
+
+Every candidate releases exactly the same privacy curve, so one event describes a run whatever the
+candidate: the candidates are DP-GD runs (T full-batch Gaussian releases with noise multiplier
+z₀·√T, whose composition is exactly one Gaussian with multiplier z₀ — μ² = T/(z₀√T)² = 1/z₀²) and the
+constant predictor (one Gaussian release of the class count with multiplier z₀). A run is therefore
+``ComposedEvent([GaussianEvent(z₀), GaussianEvent(z_s)])`` (training, score; ``replace_one``), and
+the fit is ``RepeatAndSelectEvent(run, K, η)``; z₀ and z_s (the score's share ``score_share`` of
+μ² = 1/z₀² + 1/z_s²) are calibrated so that the whole selection meets the user's (ε, δ) with the RDP
+accountant, and each candidate's own event is checked against the run's curve before its result is
+used. ``privacy_`` is the selection's guarantee; ``tuning_`` states the share of one run and of the
+selection.
+
+The grid is public (n, d, ε; :func:`candidate_grid`): DP-GD with T ∈ {T₀/3, T₀, 3T₀} (T₀ the rule's
+or DP-GD's default step count), plain steps of η·β = 1.9 or momentum 0.9 with η·β = 0.5, α ∈ {0,
+min(0.01, 10/(nε))}, intercept feature R/2; and the constant predictor.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from dpcore._validation import check_choice, check_positive
+
+__all__ = ["TUNE_DEFAULTS", "candidate_grid", "fit_tuned", "tuning_event"]
+
+#: Defaults of ``tune=True`` / ``tune=K`` (benchmarks/bench_auto.py --tune; RESULTS.md "Defaults, issue 24").
+TUNE_DEFAULTS = {"candidates": 5.0, "distribution": "truncated_negative_binomial", "shape": -0.5,
+                 "score_share": 0.2}
+
+
+def _options(tune: Any) -> Dict[str, Any]:
+    if tune is True:
+        return dict(TUNE_DEFAULTS)
+    if isinstance(tune, dict):
+        unknown = set(tune) - set(TUNE_DEFAULTS)
+        if unknown:
+            raise ValueError(f"tune has unknown keys {sorted(unknown)}; allowed: {sorted(TUNE_DEFAULTS)}")
+        out = {**TUNE_DEFAULTS, **tune}
+        if "distribution" in tune and "shape" not in tune:
+            out["shape"] = None
+        return out
+    if isinstance(tune, bool) or not isinstance(tune, (int, float, np.integer, np.floating)):
+        raise ValueError(f"tune must be None, True, a mean number of runs >= 1 or a dict with keys "
+                         f"{sorted(TUNE_DEFAULTS)}; got {tune!r}")
+    return {**TUNE_DEFAULTS, "candidates": float(tune)}
+
+
+def candidate_grid(n: int, d: int, epsilon: float, data_norm_bound: float) -> List[Dict[str, Any]]:
+    """The public grid (module docstring): dicts of DP-GD ``steps, learning_rate, momentum, alpha,
+    intercept_scaling``, and ``{"constant": True}``."""
+    from .auto_solver import FEW_STEPS_BELOW, FEW_STEPS_INTERCEPT, FEW_STEPS_PER
+    from .dp_gd import default_steps
+
+    ne = n * epsilon
+    t0 = max(1, math.ceil(ne / FEW_STEPS_PER)) if ne < FEW_STEPS_BELOW else default_steps(n, epsilon)
+    c = FEW_STEPS_INTERCEPT * data_norm_bound
+    beta = 0.25 * (data_norm_bound ** 2 + c * c)
+    grid: List[Dict[str, Any]] = []
+    for steps in sorted({max(1, round(t0 / 3)), t0, min(300, 3 * t0)}):
+        for factor, momentum in ((1.9, 0.0), (0.5, 0.9)):
+            for alpha in (0.0, min(0.01, 10.0 / ne)):
+                grid.append({"steps": steps, "learning_rate": factor / beta, "momentum": momentum, "alpha": alpha,
+                             "intercept_scaling": c})
+    grid.append({"constant": True})
+    return grid
+
+
+def tuning_event(noise_multiplier: float, score_multiplier: float, candidates: float, distribution: str,
+                 shape: Any):
+    """The selection event of module docstring (``replace_one``)."""
+    from dpcore.events import ComposedEvent, GaussianEvent
+    from dpcore.selection import selection_event
+
+    run = ComposedEvent([GaussianEvent(noise_multiplier, "replace_one"), GaussianEvent(score_multiplier, "replace_one")])
+    return selection_event(run, candidates, distribution, shape)
+
+
+def _calibrate(epsilon: float, delta: float, opts: Dict[str, Any]) -> Tuple[float, float, Any]:
+    """(z₀, z_s, calibration) with the selection's ε ≤ ``epsilon`` (RDP accountant, re-checked)."""
+    from dpcore.selection import calibrate_selected_noise_multiplier
+
+    f = float(opts["score_share"])
+    if not 0.0 < f < 1.0:
+        raise ValueError(f"tune score_share must be in (0, 1); got {opts['score_share']!r}")
+    cal, _ = calibrate_selected_noise_multiplier(epsilon, delta, candidates=opts["candidates"],
+                                                 distribution=opts["distribution"], shape=opts["shape"],
+                                                 sampling="none", relation="replace_one")
+    z = cal.value  # the run's whole μ² = 1/z²: training 1 − f of it, score f
+    return z / math.sqrt(1.0 - f), z / math.sqrt(f), cal
+
+
+def _check_curve(event: Any, reference: Any) -> None:
+    """A candidate's event must have the run's training curve (what ran is what is accounted)."""
+    import dpcore
+    from dpcore.orders import DEFAULT_ORDERS
+
+    ran, planned = dpcore.compute_rdp(event, DEFAULT_ORDERS), dpcore.compute_rdp(reference, DEFAULT_ORDERS)
+    if not np.all(ran <= planned * (1.0 + 1e-9)):
+        raise ArithmeticError("a tuning candidate released more than the run's planned privacy curve")
+
+
+def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
+    """Fit ``est`` (``tune`` set) on rows ``X`` and ±1 labels ``y`` by private selection; sets ``coef_``,
+    ``intercept_``, ``privacy_`` (the whole selection), ``tuning_`` and ``solver_``."""
+    import dpcore
+    from dpcore.events import GaussianEvent
+
+    from ._solver_common import as_generator
+    from .auto_solver import adopt, fitted_copy
+    from .seeding import warn_if_fixed_seed
+
+    opts = _options(est.tune)
+    opts["distribution"] = check_choice("tune distribution", opts["distribution"],
+                                        ("poisson", "geometric", "logarithmic", "truncated_negative_binomial"))
+    eps = check_positive("epsilon", est.epsilon)
+    if math.isinf(eps):
+        raise ValueError("tune needs a finite epsilon (selection without noise has no privacy to account)")
+    if est.solver not in ("auto", "dp_gd"):
+        raise ValueError(f"tune selects among DP-GD runs and the constant; solver must be 'auto' or 'dp_gd'; "
+                         f"got {est.solver!r}")
+    warn_if_fixed_seed(est.random_state, type(est).__name__)
+    rng = as_generator(est.random_state)
+    X = est._clip_rows(X, fitting=True)
+    n, d = X.shape
+    z0, zs, cal = _calibrate(eps, est.delta, opts)
+    event = tuning_event(z0, zs, opts["candidates"], opts["distribution"], opts["shape"])
+    grid = candidate_grid(n, d + bool(est.fit_intercept), eps, est.data_norm_bound)
+    runs = event.sample_count(rng)
+    best: Tuple[float, Any, Dict[str, Any]] = (-math.inf, None, {})
+    for _ in range(runs):
+        cand = grid[int(rng.integers(len(grid)))]
+        if cand.get("constant"):
+            noisy = float(np.sum(y > 0)) + float(rng.normal(0.0, z0))  # Gaussian count, sensitivity 1
+            frac = min(max(noisy / n, 1.0 / (n + 1)), n / (n + 1.0))
+            w, b = np.zeros(d), math.log(frac / (1.0 - frac))
+            model = (w, b)
+        else:
+            inner = fitted_copy(est, solver="dp_gd", epsilon=None, alpha=cand["alpha"],
+                                intercept_scaling=cand["intercept_scaling"],
+                                solver_params={"steps": cand["steps"], "learning_rate": cand["learning_rate"],
+                                               "momentum": cand["momentum"],
+                                               "noise_multiplier": z0 * math.sqrt(cand["steps"])},
+                                random_state=rng)
+            inner._fit_weights(X, y, {}, {})
+            _check_curve(inner._privacy_event, GaussianEvent(z0, "replace_one"))
+            model = inner
+            w, b = inner.coef_, inner.intercept_
+        correct = float(np.sum(np.where(X @ w + b > 0, 1.0, -1.0) == y))
+        score = correct + float(rng.normal(0.0, zs))  # sensitivity 1 under replace-one
+        if score > best[0]:
+            best = (score, model, cand)
+    score, model, cand = best
+    if model is None:  # K = 0 (Poisson): nothing released; a data-independent zero model
+        est.coef_, est.intercept_ = np.zeros(d), 0.0
+    elif isinstance(model, tuple):
+        est.coef_, est.intercept_ = model
+    else:
+        adopt(est, model)
+    privacy = dpcore.get_epsilon(event, est.delta, accountant="rdp")
+    one_run = dpcore.get_epsilon(event.event, est.delta, accountant="rdp")
+    est.privacy_ = privacy
+    est.solver_ = "constant" if cand.get("constant") else ("dp_gd" if model is not None else "none")
+    est.tuning_ = {
+        "candidates": opts["candidates"], "distribution": opts["distribution"], "shape": event.shape,
+        "runs": runs, "grid_size": len(grid), "chosen": dict(cand), "noisy_accuracy": score / n if runs else None,
+        "one_run_epsilon": one_run.epsilon, "selection_epsilon": privacy.epsilon - one_run.epsilon,
+        "score_share": opts["score_share"], "noise_multiplier": z0, "score_noise_multiplier": zs,
+        "analysis": "repeat-and-select, Papernot & Steinke 2022 (dpcore.selection), RDP accountant",
+    }
+    return est
