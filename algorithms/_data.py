@@ -26,10 +26,10 @@ import numpy as np
 from dpcore._jit import jit
 from dpcore._validation import check_positive, check_real_array
 
-from .clipping import row_norms_kernel, vector_norm
-from .rows import NO_SCALE, CSRRows, DenseRows, margins_kernel
+from .clipping import lq_norm, lq_row_norms_kernel, row_norms_kernel, vector_norm
+from .rows import NO_SCALE, CSRRows, DenseRows, margins_kernel, row_intercept, row_scale, row_values
 
-__all__ = ["Data", "Design", "DataTypeError", "as_design", "prepare_data", "validate_features", "validate_labels", "validate_class_codes",
+__all__ = ["Data", "Design", "DataTypeError", "as_design", "lq_row_norms", "prepare_data", "validate_features", "validate_labels", "validate_class_codes",
            "check_row_norms",
            "admitted_norm_bound", "MAX_DENSE_BYTES"]
 
@@ -73,6 +73,33 @@ def _with_intercept_norms(norms: np.ndarray, c: float) -> np.ndarray:
         pair[0] = norms[i]
         out[i] = vector_norm(pair)
     return out
+
+
+@jit
+def _layout_lq_row_norms(X, q: float) -> np.ndarray:
+    """‖row i‖_q of a row layout (:mod:`algorithms.rows`) from the room's :func:`algorithms.clipping.lq_norm`: of
+    the stored entries (a CSR row's zeros add nothing), times the row scale (one rounding), and with an
+    intercept c as ‖(‖sᵢxᵢ‖_q, c)‖_q — exact in reals, a few roundings within the clip margin of dimension d."""
+    n = X.shape[0]
+    out = np.empty(n)
+    pair = np.empty(2)
+    c = row_intercept(X)
+    for i in range(n):
+        v = lq_norm(row_values(X, i), q) * row_scale(X, i)
+        if c != 0.0:
+            pair[0] = v
+            pair[1] = c
+            v = lq_norm(pair, q)
+        out[i] = v
+    return out
+
+
+def lq_row_norms(X, q: float) -> np.ndarray:
+    """‖xᵢ‖_q of every row of any layout: :func:`algorithms.clipping.lq_row_norms_kernel` for a plain array, the
+    composition of :func:`_layout_lq_row_norms` (same ``lq_norm``) for CSR / row-scale / intercept layouts."""
+    if isinstance(X, np.ndarray):
+        return lq_row_norms_kernel(X, q)
+    return _layout_lq_row_norms(X, q)
 
 
 # ------------------------------------------------------------------------------------------- Design

@@ -18,9 +18,8 @@ Privacy-relevant conventions (all documented on the classes):
   ``decision_function`` apply the same public map to their rows (the model was fitted on it).
 * **Shapes** (issue 26): X is validated once (:func:`algorithms._data.as_design`) and never copied — a
   ``scipy.sparse`` X (e.g. CSR from ``load_svmlight_file``) stays canonical CSR for every solver whose
-  kernels read the row layouts of :mod:`algorithms.rows` (dp_gd, dp_sgd, dp_svrg, dp_svrg_pp, dp_accmd,
-  dp_srm, rrpsgd, phased_dp_sgd and the perturbation family; the mirror-descent solvers and AdaSSP get a
-  dense copy, refused beyond
+  kernels read the row layouts of :mod:`algorithms.rows` (every first-order solver and the perturbation
+  family; AdaSSP gets a dense copy, refused beyond
   :data:`algorithms._data.MAX_DENSE_BYTES`), the intercept is a virtual constant column and the row map
   below a per-row scale; row norms are computed once.
 * **One neighbouring relation**: every solver's ``privacy_`` is reported under ``replace_one``

@@ -21,7 +21,8 @@ Accessors (usable only inside Numba kernels; the plain-Python versions serve ``n
 
 * :func:`row_dot` ⟨row i, w⟩ and :func:`row_axpy` ``out += a·row i`` (the two the solvers use);
 * :func:`row_span` / :func:`row_entry` / :func:`row_scale` / :func:`row_intercept`: the stored entries
-  of row i one by one (for the compensated sums of the residual certificate and the Hessian blocks).
+  of row i one by one (for the compensated sums of the residual certificate and the Hessian blocks);
+  :func:`row_values` all of them as one view (for a norm of the row's entries).
 
 Bulk kernels: :func:`margins_kernel` (X·w), :func:`rmatvec_kernel` (Xᵀr), :func:`hessian_vector_kernel`
 (Xᵀ diag(h) X v), :func:`hessian_diagonal_kernel`, :func:`dense_block_kernel` (rows of diag(√h) X,
@@ -39,7 +40,7 @@ from numba.extending import overload
 from dpcore._jit import jit
 
 __all__ = [
-    "DenseRows", "CSRRows", "row_dot", "row_axpy", "row_span", "row_entry", "row_scale", "row_intercept",
+    "DenseRows", "CSRRows", "row_dot", "row_axpy", "row_span", "row_entry", "row_values", "row_scale", "row_intercept",
     "margins_kernel", "rmatvec_kernel", "hessian_vector_kernel", "hessian_diagonal_kernel", "dense_block_kernel",
     "weighted_gram", "BLOCK_ROWS",
     "NO_SCALE", "FASTMATH",
@@ -216,6 +217,23 @@ def _row_entry(X, i, k):
         return lambda X, i, k: (k, X.X[i, k])
     if kind == "csr":
         return lambda X, i, k: (X.indices[k], X.data[k])
+    return None
+
+
+def row_values(X, i):
+    """The stored entries of row i as a 1-D view (before the row scale; zeros of a CSR row left out)."""
+    raise TypeError("row_values is a Numba kernel helper")
+
+
+@overload(row_values)
+def _row_values(X, i):
+    kind = _kind(X)
+    if kind == "array":
+        return lambda X, i: X[i]
+    if kind == "dense":
+        return lambda X, i: X.X[i]
+    if kind == "csr":
+        return lambda X, i: X.data[X.indptr[i]:X.indptr[i + 1]]
     return None
 
 

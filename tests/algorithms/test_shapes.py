@@ -13,10 +13,12 @@ import scipy.sparse as sp
 
 import dpcore
 from algorithms import (
-    DPLogisticRegression, approx_objective_perturbation, approximate_minima_perturbation, dp_accmd, dp_gd, dp_sgd,
-    dp_srm, dp_svrg, dp_svrg_pp, objective_perturbation, output_perturbation_gd, phased_dp_sgd, rrpsgd,
+    DPLogisticRegression, approx_objective_perturbation, approximate_minima_perturbation,
+    batched_truncated_mirror_descent, dp_accmd, dp_gd, dp_sgd, dp_srm, dp_svrg, dp_svrg_pp, noisy_mirror_descent,
+    objective_perturbation, output_perturbation_gd, phased_dp_sgd, rrpsgd, shuffled_truncated_mirror_descent,
 )
-from algorithms._data import MAX_DENSE_BYTES, as_design, prepare_data
+from algorithms._data import MAX_DENSE_BYTES, as_design, lq_row_norms, prepare_data
+from algorithms.clipping import lq_row_norms_kernel
 from algorithms.clipping import clipped_batch_gradient_sum_kernel
 from algorithms.multiclass import ovr_budget, softmax_clipped_sum_kernel
 from algorithms.rows import CSRRows, DenseRows
@@ -47,6 +49,9 @@ SOLVERS = [
     (dp_srm, {"data_norm_bound": 1.0, "steps": 10}),
     (rrpsgd, {"data_norm_bound": 1.0}),
     (phased_dp_sgd, {"data_norm_bound": 1.0}),
+    (noisy_mirror_descent, {"data_norm_bound": 1.0, "p": 1.5}),
+    (batched_truncated_mirror_descent, {"data_norm_bound": 1.0, "p": 1.2}),
+    (shuffled_truncated_mirror_descent, {"data_norm_bound": 1.0, "p": 1.5}),
 ]
 
 
@@ -101,6 +106,20 @@ def test_intercept_and_row_scale_layouts_equal_the_materialised_rows():
             a = solver(mat, YS, epsilon=1.0, rng=3, data_norm_bound=1.2, **kw)
             b = solver(design, YS, epsilon=1.0, rng=3, data_norm_bound=1.2, **kw)
             np.testing.assert_allclose(b.weights, a.weights, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("q", [1.5, 3.0, 1001.0, math.inf])
+def test_lq_row_norms_of_every_layout_match_the_materialised_rows(q):
+    """The dual norms the mirror solvers truncate with: a CSR / scaled / intercept layout gives the ℓq norms of
+    the materialised rows (the room's lq_norm on both sides) to a few roundings, extreme rows included."""
+    extreme = sp.csr_matrix(np.pad(_extreme_csr().toarray(), ((0, 0), (0, D - 3))))
+    rows = sp.vstack([CSR, extreme]).tocsr()
+    scale = np.where(np.arange(rows.shape[0]) % 3 == 0, 0.25, 1.0)
+    design = as_design(rows)
+    design = design.with_row_scale(scale, scale * design.x_norms).with_intercept(0.75)
+    mat = design.toarray()
+    np.testing.assert_allclose(lq_row_norms(design.rows, q), lq_row_norms_kernel(mat, q), rtol=1e-14)
+    np.testing.assert_array_equal(lq_row_norms(XS, q), lq_row_norms_kernel(XS, q))
 
 
 # ------------------------------------------------------------------------ per-record contribution
@@ -185,23 +204,28 @@ def test_softmax_per_record_contribution_never_exceeds_the_clip():
 
 
 def test_default_fit_allocates_no_n_by_d_temporary():
-    """The default estimator path (validation, row norms, intercept, Newton) allocates far less than the
-    data in NumPy (tracemalloc); a path that copies X with its intercept column (the ℓp solvers'
-    dense plumbing) exceeds the same threshold — the measurement can fail."""
+    """The default estimator path (validation, row norms, intercept, Newton) and DP-SGD allocate far less than
+    the data in NumPy (tracemalloc); AdaSSP, which copies X with its intercept column for its dense sufficient
+    statistics, exceeds the same threshold — the measurement can fail."""
+    from algorithms import DPLinearRegression
+
     gen = np.random.default_rng(1)
     X = gen.standard_normal((20_000, 100)) / 12.0
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
     y = (X[:, 0] > 0).astype(int)
-    for solver in ("objective_perturbation", "noisy_mirror_descent"):
-        DPLogisticRegression(solver=solver, classes=[0, 1], random_state=0).fit(X[:500], y[:500])  # compile
+    fits = {"objective_perturbation": lambda A, b: DPLogisticRegression(solver="objective_perturbation", classes=[0, 1],
+                                                                        random_state=0).fit(A, b),
+            "dp_sgd": lambda A, b: DPLogisticRegression(solver="dp_sgd", classes=[0, 1], random_state=0).fit(A, b),
+            "adassp": lambda A, b: DPLinearRegression(solver="adassp", target_bound=1.0, random_state=0).fit(A, b)}
     peaks = {}
-    for solver in ("objective_perturbation", "dp_sgd", "noisy_mirror_descent"):
+    for name, fit in fits.items():
+        fit(X, y)  # compile / load the kernels outside the measurement (the solver's path depends on n)
         tracemalloc.start()
-        DPLogisticRegression(solver=solver, classes=[0, 1], random_state=0).fit(X, y)
-        peaks[solver] = tracemalloc.get_traced_memory()[1]
+        fit(X, y)
+        peaks[name] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    assert peaks["objective_perturbation"] < 0.25 * X.nbytes and peaks["dp_sgd"] < 0.25 * X.nbytes
-    assert peaks["noisy_mirror_descent"] > X.nbytes
+    assert peaks["objective_perturbation"] < 0.25 * X.nbytes and peaks["dp_sgd"] < 0.25 * X.nbytes, peaks
+    assert peaks["adassp"] > X.nbytes, peaks
 
 
 def test_validation_makes_no_copy_of_a_float64_c_array_or_canonical_csr():
