@@ -18,18 +18,18 @@ J(w) = (1/n) Σᵢ ℓ(⟨w, xᵢ⟩, yᵢ) + (ridge/2)‖w‖² + ⟨linear, w�
 of floating-point arithmetic with unit roundoff u = 2⁻⁵³, γ_k = ku/(1 − ku); Higham 2002, §§2.2,
 3.1, 4.3):
 
-* margins: |ẑᵢ − zᵢ| ≤ γ_{k+3}·Bᵢ, Bᵢ = Σⱼ|xᵢⱼ||wⱼ| ≤ ‖w‖R, with k the terms of the dot product — d, or
-  for CSR rows the largest number of stored entries of a row (plus the intercept) — in any order, FMA
-  allowed (the rows of :mod:`algorithms.rows` are exact data fl(sᵢ·xᵢⱼ), so the +3 only leaves slack).
+* margins: |ẑᵢ − zᵢ| ≤ γ_k·Bᵢ, Bᵢ = Σⱼ|xᵢⱼ||wⱼ| ≤ ‖w‖R, with k the terms of the dot product — d, or for
+  CSR rows the largest number of stored entries of a row (plus the intercept) — in any order, FMA allowed
+  (the rows of :mod:`algorithms.rows` are exact data: the entries fl(sᵢ·xᵢⱼ) every kernel forms).
   B = maxᵢ Bᵢ is computed in the certificate's own pass (rounded up by γ_{k+2}); on sparse rows it is far
   below ‖w‖R when w spreads over many coordinates the row does not touch;
-* derivative: |ĉᵢ − ℓ'(zᵢ)| ≤ e_c = e_eval + c₂ γ_{k+3} B, with e_eval = 32u·c for logistic and
+* derivative: |ĉᵢ − ℓ'(zᵢ)| ≤ e_c = e_eval + c₂ γ_k B, with e_eval = 32u·c for logistic and
   Huber (a few correctly-rounded operations and one ``exp``) and 32u·c·(1 + 1/h) for the smoothed
   hinge of half-width h (its subtraction 1 + h − m);
-* the mean (1/n) Σᵢ ĉᵢ xᵢ: the products and the final division round once each (3u of slack kept); the sum
+* the mean (1/n) Σᵢ ĉᵢ xᵢ: the products (ĉᵢ times the data entry) and the final division round once each; the sum
   is Neumaier-compensated, |error| ≤ (2u + 4nu²) Σ|aᵢ| per coordinate (Higham 2002, §4.3) — no
   error growing with n at first order. In ℓ2 over coordinates,
-  ‖error‖ ≤ e_c R + (6u + 4nu²)(c + e_c) R;
+  ‖error‖ ≤ e_c R + (4u + 4nu²)(c + e_c) R;
 * the ridge and linear parts: u·ridge‖w‖ and γ₂(‖ĝ_loss‖ + ridge‖w‖ + ‖linear‖) for the two
   additions; the computed norm N̂ of the final vector is within γ_{d+2} of the exact norm.
 
@@ -139,8 +139,8 @@ def certified_gradient_norm(loss: Loss, X: np.ndarray, y: np.ndarray, w: np.ndar
     e_eval = 32.0 * _U * c * ((1.0 + 1.0 / loss.param) if loss.kind == SMOOTHED_HINGE else 1.0)
     # margin error ≤ γ_{k+1}·Σⱼ|xᵢⱼ||wⱼ| ≤ γ_{k+1}·abs_dot/(1 − γ_{k+1}) (abs_dot computed in float), and ≤ γ_{k+1}‖w‖R
     dot_bound = min(abs_dot * (1.0 + _gamma(k + 2)), wn * R)
-    e_c = e_eval + c2 * _gamma(k + 3) * dot_bound
-    e_loss = e_c * R + (6.0 * _U + 4.0 * n * _U * _U) * (c + e_c) * R
+    e_c = e_eval + c2 * _gamma(k) * dot_bound
+    e_loss = e_c * R + (4.0 * _U + 4.0 * n * _U * _U) * (c + e_c) * R
     e_rest = _U * ridge * wn + _U * ln + _gamma(2) * (gln + ridge * wn + ln)
     bound = vector_norm(g) * (1.0 + _gamma(d + 2)) + 2.0 * (e_loss + e_rest)
     return math.nextafter(bound, math.inf)
