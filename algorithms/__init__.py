@@ -20,8 +20,14 @@ Solvers (one function each; estimator ``solver=`` names are the same strings):
   (Alg. 6), :func:`batched_truncated_mirror_descent` (Alg. 7), :func:`shuffled_truncated_mirror_descent`
   (Alg. 4), all taking ``p=``.
 
-Estimators: :class:`DPLogisticRegression`, :class:`DPHuberRegressor`, :class:`DPLinearRegression`,
-:class:`DPMLPClassifier` (one-hidden-layer network; DP-SGD, DP-GD, DP-SRM or RRPSGD).
+Estimators: :class:`DPLogisticRegression` (two or more classes: softmax or one-vs-rest,
+:mod:`algorithms.multiclass`), :class:`DPHuberRegressor`, :class:`DPLinearRegression`,
+:class:`DPMLPClassifier` (one-hidden-layer network; DP-SGD, DP-GD, DP-SRM or RRPSGD); scikit-learn's
+``check_estimator`` passes for each.
+
+Data in the shapes users bring (:mod:`algorithms.rows`, :mod:`algorithms._data`): X is validated once; sparse
+input stays CSR for the solvers whose kernels read rows through :func:`algorithms.rows.row_dot` /
+:func:`algorithms.rows.row_axpy`, and the estimators' intercept column and row map are read without copying X.
 """
 
 from .approx_objective_perturbation import approx_objective_perturbation

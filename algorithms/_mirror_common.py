@@ -24,7 +24,7 @@ from mechanisms.base import convert_sensitivity
 from mechanisms.generalized_gaussian import GeneralizedGaussian
 
 from ._solver_common import Setup, check_iterations, check_relation_replace_one, setup
-from .clipping import lq_row_norms_kernel
+from ._data import lq_row_norms
 from .constraints import Constraint
 from .mirror_maps import LP, LpGeometry, bregman_step_kernel, lp_geometry, mirror_constraint
 
@@ -72,11 +72,11 @@ def mirror_setup(X, y, *, p, loss, alpha, constraint, radius, clip_norm, data_no
     base = setup(X, y, loss=loss, alpha=alpha, l1=0.0, constraint=base_con,
                  radius=None if con.name == "none" else con.radius, clip_norm=clip_norm,
                  data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=None,
-                 loss_params=loss_params)
+                 loss_params=loss_params, layouts=True)  # CSR / intercept rows kept (algorithms.rows)
     if base.data.d < 2:
         raise ValueError(f"the l_p geometry of {where} needs dimension d >= 2; got d={base.data.d}")
     geo = lp_geometry(p, base.data.d)
-    dual = lq_row_norms_kernel(base.data.X, geo.q)  # scaled: no underflow at q ≫ 1 (p near 1)
+    dual = lq_row_norms(base.data.X, geo.q)  # scaled: no underflow at q ≫ 1 (p near 1); any row layout
     if smoothness is not None:
         beta = check_positive("smoothness", smoothness)
     elif base.smoothness is not None and base.smoothness > 0:

@@ -32,6 +32,7 @@ from fractions import Fraction
 from typing import NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
+import scipy.linalg
 
 import dpcore
 from dpcore._validation import check_choice, check_nonnegative, check_positive, check_positive_int
@@ -41,13 +42,15 @@ from mechanisms.base import as_generator
 from mechanisms.base import least_noise_scale
 from mechanisms.gaussian import Gaussian
 
+from ._cg import newton_cg_direction
 from ._data import Data, admitted_norm_bound, prepare_data
 from ._objective_privacy import objective_privacy
 from ._solver_common import check_relation_replace_one, check_smoothness
 from .constraints import Constraint, dual_gauge_kernel, project_kernel
-from .losses import Loss, get_loss
-from .objective import traces
+from .losses import Loss, _f64, get_loss, loss_gradient_margins_kernel
+from .objective import gram_top_eigenvalue, traces
 from .regularizers import Regularizer
+from .rows import hessian_diagonal_kernel, hessian_vector_kernel, weighted_gram
 
 __all__ = [
     "CALIBRATIONS",
@@ -103,7 +106,7 @@ def setup(X, y, rng, loss, epsilon, delta, alpha, relation, calibration, data_no
     calibration = check_choice("calibration", calibration, CALIBRATIONS)
     R = check_positive("data_norm_bound", data_norm_bound)
     glm_constants(lossf, R)  # refuse non-Lipschitz losses before looking at the data
-    data = prepare_data(X, y, lossf.task, R)
+    data = prepare_data(X, y, lossf.task, R, layouts=True)  # every kernel here reads CSR / intercept rows
     lossf.check_targets(data.y)
     L, beta = glm_constants(lossf, admitted_norm_bound(R, data.d))
     return Setup(lossf, eps, dlt, a, calibration, R, data, L, beta, as_generator(rng))
@@ -243,48 +246,130 @@ def warn_if_over_target(privacy: PrivacyResult, target_epsilon: float, what: str
 # ------------------------------------------------------------------------------------------ solvers
 
 
-def _value_grad(loss: Loss, X, y, w, ridge, linear) -> Tuple[float, np.ndarray]:
-    f = loss.value(w, X, y) + 0.5 * ridge * float(w @ w) + float(linear @ w)
-    g = loss.gradient(w, X, y) + ridge * w + linear
+def _value_grad(loss: Loss, X, y, w, ridge, linear, z=None, g=None) -> Tuple[float, np.ndarray]:
+    """(J(w), ∇J(w)) in one pass over the rows; the margins go to ``z`` (length n) when given."""
+    z = np.empty(X.shape[0]) if z is None else z
+    g = np.empty(X.shape[1]) if g is None else g
+    f = loss_gradient_margins_kernel(loss.kind, loss.param, X, y, w, z, g)
+    f += 0.5 * ridge * float(w @ w) + float(linear @ w)
+    g += ridge * w + linear
     return f, g
 
 
+#: Newton forms the d × d Hessian XᵀDX/n (blocked BLAS, n·d² flops, memory BLOCK_ROWS·d + d²) up to this d;
+#: beyond it, Hessian-free Newton-CG (two row reads per product, Jacobi preconditioner) — the product costs
+#: n·d (dense) or nnz (CSR) instead of n·d² (benchmarks/bench_shapes.py, RESULTS.md "Shapes and sizes").
+EXPLICIT_HESSIAN_MAX_D = 256
+#: conjugate-gradient iterations per Newton step at most
+CG_MAX_ITER = 500
+
+
+#: Newton keeps its Hessian for the next step when a full step shrank ‖∇J‖ at least this much (the iterate
+#: then moves little, and the old Hessian still contracts the gradient fast); any slower step refreshes it.
+HESSIAN_REUSE_RATIO = 0.05
+#: Newton's first SUBSAMPLED_HESSIAN_STEPS steps (far from the minimiser, where any good curvature steers) use the
+#: Hessian of every ⌊n/(50·d)⌋-th row (n ≫ d), the later ones the full Hessian: at 3·10⁵ × 100 the gradient norms
+#: follow the full-Hessian ones (3.0e-2 → 1.1e-2 → 4.9e-3 → 1.7e-3 against → 8.9e-3 → 3.2e-3 → 8.1e-4) at a
+#: fiftieth of the cost (benchmarks/bench_shapes.py --dense)
+SUBSAMPLED_HESSIAN_ROWS_PER_FEATURE = 50
+SUBSAMPLED_HESSIAN_STEPS = 3
+
+
+def _hessian_solver(X, h: np.ndarray, ridge: float, stride: int = 1):
+    """(solve, products) for H = Xᵀdiag(h)X/n + ridge·I: ``solve(g, gnorm)`` returns (p ≈ −H⁻¹g, Hessian-vector
+    products used). Exact (Cholesky of the blocked Gram matrix, ``products`` = 0) for d ≤
+    ``EXPLICIT_HESSIAN_MAX_D`` — from every ``stride``-th row only (weights × stride: a subsampled Hessian) when
+    ``stride`` > 1 —, else preconditioned CG to the relative residual min(0.1, √‖g‖) (inexact Newton,
+    superlinear; the accuracy of the returned point is checked separately)."""
+    n, d = X.shape
+    if d <= EXPLICIT_HESSIAN_MAX_D:
+        if stride > 1:
+            weights = np.zeros(n)
+            weights[::stride] = np.sqrt(h[::stride] * (n / len(h[::stride])))
+        else:
+            weights = np.sqrt(h)
+        H = weighted_gram(X, weights) / n
+        H[np.diag_indices(d)] += ridge
+        try:
+            factor = scipy.linalg.cho_factor(H, check_finite=False)
+            return (lambda g, gnorm: (-scipy.linalg.cho_solve(factor, g, check_finite=False), 0)), 0
+        except (np.linalg.LinAlgError, ValueError):
+            def dense(g, gnorm):
+                try:
+                    return -np.linalg.solve(H, g), 0
+                except np.linalg.LinAlgError:
+                    return -g, 0
+            return dense, 0
+    diag = np.empty(d)
+    hessian_diagonal_kernel(X, h, diag)
+    diag = diag / n + ridge
+    diag[~(diag > 0.0)] = 1.0
+    hv = np.empty(d)
+
+    def product(v):
+        hessian_vector_kernel(X, h, v, hv)
+        return hv / n + ridge * v
+
+    def cg(g, gnorm):
+        return newton_cg_direction(product, g, gnorm, diag, CG_MAX_ITER)
+
+    return cg, 0
+
+
 def newton_solve(
-    loss: Loss, X: np.ndarray, y: np.ndarray, ridge: float, linear: np.ndarray, *, tol: float = 1e-10,
-    max_iter: int = 100, w0: Optional[np.ndarray] = None,
+    loss: Loss, X, y: np.ndarray, ridge: float, linear: np.ndarray, *, tol: float = 1e-10,
+    max_iter: int = 100, w0: Optional[np.ndarray] = None, certify=None, certified_tol: float = math.inf,
 ) -> Tuple[np.ndarray, float, int, list]:
     """Minimise ``J(w) = (1/n)Σℓ(w; xᵢ, yᵢ) + (ridge/2)‖w‖² + ⟨linear, w⟩`` by damped Newton.
 
-    Newton direction from the exact GLM Hessian ``Xᵀ diag(ℓ'') X / n + ridge·I``, Armijo
-    backtracking on J (at J's floating-point resolution a step is accepted if it decreases ‖∇J‖); stops when ``‖∇J(w)‖₂ ≤ tol``. Returns ``(w, ‖∇J(w)‖₂, gradient evaluations
-    (per-example), iterates)``. Raises ``RuntimeError`` if the tolerance is not met (the privacy
+    Newton direction from the exact GLM Hessian ``Xᵀ diag(ℓ'') X / n + ridge·I`` (:func:`_hessian_solver`:
+    formed by blocks for small d, Newton-CG beyond; kept for the next step after a full step that shrank
+    ‖∇J‖ by ``HESSIAN_REUSE_RATIO``), Armijo backtracking on J (at J's floating-point
+    resolution a step is accepted if it decreases ‖∇J‖); stops when ``‖∇J(w)‖₂ ≤ tol``. ``X`` may be any
+    layout of :mod:`algorithms.rows` (dense, CSR, row scale, intercept column): memory O(n + d²) besides X,
+    no n×d temporary. ``certify`` (w ↦ a certified bound on ‖∇J(w)‖, :mod:`algorithms._residual`): when the
+    point reached fails ``certified_tol``, Newton goes on to a 16 times smaller float tolerance, three times at
+    most — the rounding-error part of the certificate can exceed the float gradient the caller aimed at.
+    Returns ``(w, ‖∇J(w)‖₂, gradient evaluations (per-example; a Hessian-vector
+    product counts as one), iterates)``. Raises ``RuntimeError`` if the tolerance is not met (the privacy
     proofs of objective perturbation / AMP need it).
     """
     max_iter = check_positive_int("max_iter", max_iter)
+    X = _f64(X)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    linear = np.ascontiguousarray(linear, dtype=np.float64)
     n, d = X.shape
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64)
-    f, g = _value_grad(loss, X, y, w, ridge, linear)
+    z, z_new, g_new = np.empty(n), np.empty(n), np.empty(d)
+    f, g = _value_grad(loss, X, y, w, ridge, linear, z)
     evals = n
     iterates = [w.copy()]
     gnorm = float(np.linalg.norm(g))
-    for _ in range(max_iter):
+    solve, refresh, tightenings, previous, goal = None, True, 0, math.inf, tol
+    # far from the minimiser a Hessian of every stride-th row steers as well (n ≫ d): the first steps use it
+    stride = max(1, n // (SUBSAMPLED_HESSIAN_ROWS_PER_FEATURE * d)) if d <= EXPLICIT_HESSIAN_MAX_D else 1
+    for it in range(max_iter):
+        if it == SUBSAMPLED_HESSIAN_STEPS:
+            stride = 1
         if gnorm <= tol:
-            break
-        z = X @ w
-        h = loss.second_deriv(z, y)
-        H = X.T @ (X * h[:, None]) / n
-        H[np.diag_indices(d)] += ridge
-        try:
-            step = -np.linalg.solve(H, g)
-        except np.linalg.LinAlgError:
-            step = -g
+            if certify is None or tightenings == 3 or certify(w) <= certified_tol:
+                break
+            tol, tightenings = tol / 16.0, tightenings + 1
+            evals += n
+        elif tightenings and gnorm > 0.5 * previous:
+            break  # at the float floor: the caller's certificate check decides
+        if refresh:
+            solve, products = _hessian_solver(X, loss.second_deriv(z, y), ridge, stride)
+            evals += products * n
+        step, products = solve(g, gnorm)
+        evals += products * n
         slope = float(g @ step)
-        if slope >= 0.0:
+        if not slope < 0.0:
             step, slope = -g, -float(g @ g)
         t = 1.0
         while True:
             w_new = w + t * step
-            f_new, g_new = _value_grad(loss, X, y, w_new, ridge, linear)
+            f_new, g_new = _value_grad(loss, X, y, w_new, ridge, linear, z_new, g_new)
             evals += n
             if f_new <= f + 1e-4 * t * slope or t < 1e-12:
                 break
@@ -294,12 +379,15 @@ def newton_solve(
             t *= 0.5
         if t < 1e-12 and float(np.linalg.norm(g_new)) >= gnorm:
             break  # no further progress possible in floating point
-        w, f, g = w_new, f_new, g_new
-        gnorm = float(np.linalg.norm(g))
+        w, f = w_new, f_new
+        g, g_new = g_new, g
+        z, z_new = z_new, z
+        previous, gnorm = gnorm, float(np.linalg.norm(g))
+        refresh = not (t == 1.0 and gnorm <= HESSIAN_REUSE_RATIO * previous) or stride > 1
         iterates.append(w.copy())
-    if not gnorm <= tol:
+    if not gnorm <= goal:
         raise RuntimeError(
-            f"the perturbed objective was not minimised to tol={tol} (reached ||grad||={gnorm:.3e} after "
+            f"the perturbed objective was not minimised to tol={goal} (reached ||grad||={gnorm:.3e} after "
             f"{len(iterates) - 1} Newton steps); raise tol or alpha — the privacy proof needs the minimiser"
         )
     return w, gnorm, evals, iterates
@@ -310,14 +398,11 @@ def _fw_gap(w: np.ndarray, g: np.ndarray, constraint: Constraint) -> float:
     return float(g @ w) + dual_gauge_kernel(constraint.kind, constraint.radius, -g)
 
 
-def data_smoothness(loss: Loss, X: np.ndarray, bound: float) -> float:
+def data_smoothness(loss: Loss, X, bound: float) -> float:
     """Smoothness of the mean loss on *this* data, ℓ''_max·λ_max(XᵀX/n) (≤ ``bound`` = ℓ''_max·R²);
     only an optimisation step size — privacy never depends on it (the accuracy is certified)."""
-    n, d = X.shape
-    if d > 2000:
-        return bound
-    lam = float(np.linalg.eigvalsh(X.T @ X / n)[-1])
-    return min(bound, loss.second_deriv_bound * lam * (1.0 + 1e-9) + 1e-300)
+    lam = gram_top_eigenvalue(X)
+    return bound if lam is None else min(bound, loss.second_deriv_bound * lam * (1.0 + 1e-9) + 1e-300)
 
 
 def projected_solve(

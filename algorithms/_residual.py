@@ -18,12 +18,16 @@ J(w) = (1/n) Σᵢ ℓ(⟨w, xᵢ⟩, yᵢ) + (ridge/2)‖w‖² + ⟨linear, w�
 of floating-point arithmetic with unit roundoff u = 2⁻⁵³, γ_k = ku/(1 − ku); Higham 2002, §§2.2,
 3.1, 4.3):
 
-* margins: |ẑᵢ − zᵢ| ≤ γ_d ‖w‖ R (a dot product in any order, FMA allowed);
-* derivative: |ĉᵢ − ℓ'(zᵢ)| ≤ e_c = e_eval + c₂ γ_d ‖w‖ R, with e_eval = 32u·c for logistic and
+* margins: |ẑᵢ − zᵢ| ≤ γ_k·Bᵢ, Bᵢ = Σⱼ|xᵢⱼ||wⱼ| ≤ ‖w‖R, with k the terms of the dot product — d, or for
+  CSR rows the largest number of stored entries of a row (plus the intercept) — in any order, FMA allowed
+  (the rows of :mod:`algorithms.rows` are exact data: the entries fl(sᵢ·xᵢⱼ) every kernel forms).
+  B = maxᵢ Bᵢ is computed in the certificate's own pass (rounded up by γ_{k+2}); on sparse rows it is far
+  below ‖w‖R when w spreads over many coordinates the row does not touch;
+* derivative: |ĉᵢ − ℓ'(zᵢ)| ≤ e_c = e_eval + c₂ γ_k B, with e_eval = 32u·c for logistic and
   Huber (a few correctly-rounded operations and one ``exp``) and 32u·c·(1 + 1/h) for the smoothed
   hinge of half-width h (its subtraction 1 + h − m);
-* the mean (1/n) Σᵢ ĉᵢ xᵢ: products and the final division round once each; the sum is
-  Neumaier-compensated, |error| ≤ (2u + 4nu²) Σ|aᵢ| per coordinate (Higham 2002, §4.3) — no
+* the mean (1/n) Σᵢ ĉᵢ xᵢ: the products (ĉᵢ times the data entry) and the final division round once each; the sum
+  is Neumaier-compensated, |error| ≤ (2u + 4nu²) Σ|aᵢ| per coordinate (Higham 2002, §4.3) — no
   error growing with n at first order. In ℓ2 over coordinates,
   ‖error‖ ≤ e_c R + (4u + 4nu²)(c + e_c) R;
 * the ridge and linear parts: u·ridge‖w‖ and γ₂(‖ĝ_loss‖ + ridge‖w‖ + ‖linear‖) for the two
@@ -36,13 +40,15 @@ terms. It is typically ~1e-15·(1 + ‖w‖), far below the default tolerances.
 from __future__ import annotations
 
 import math
+from typing import Tuple
 
 import numpy as np
 
 from dpcore._jit import jit
 
 from .clipping import vector_norm
-from .losses import SMOOTHED_HINGE, Loss, loss_deriv, row_dot
+from .losses import SMOOTHED_HINGE, Loss, _f64, loss_deriv
+from .rows import CSRRows, row_dot, row_entry, row_intercept, row_scale, row_span
 
 __all__ = ["certified_gradient_norm", "residual_sensitivity", "check_residual"]
 
@@ -54,25 +60,43 @@ def _gamma(k: float) -> float:
 
 
 @jit
-def _compensated_mean_gradient(kind: int, param: float, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """(1/n) Σᵢ ℓ'(⟨w, xᵢ⟩, yᵢ) xᵢ with Neumaier-compensated sums per coordinate."""
+def _neumaier_add(s: np.ndarray, comp: np.ndarray, j: int, a: float) -> None:
+    """s[j] += a with the Neumaier compensation term accumulated in comp[j]."""
+    t = s[j] + a
+    if abs(s[j]) >= abs(a):
+        comp[j] += (s[j] - t) + a
+    else:
+        comp[j] += (a - t) + s[j]
+    s[j] = t
+
+
+@jit
+def _compensated_mean_gradient(kind: int, param: float, X, y: np.ndarray, w: np.ndarray) -> Tuple[np.ndarray, float]:
+    """((1/n) Σᵢ ℓ'(⟨w, xᵢ⟩, yᵢ) xᵢ with Neumaier-compensated sums per coordinate, maxᵢ fl(Σⱼ |xᵢⱼ|·|wⱼ|)) for any
+    layout of :mod:`algorithms.rows` (the row entries fl(sᵢ·xᵢⱼ) as the kernels form them, the intercept entry c).
+    The second value bounds each margin's dot product for its rounding error (module docstring)."""
     n, d = X.shape
     s = np.zeros(d)
     comp = np.zeros(d)
+    c0 = row_intercept(X)
+    top = 0.0
     for i in range(n):
         c = loss_deriv(kind, param, row_dot(X, i, w), y[i])
-        for j in range(d):
-            a = c * X[i, j]
-            t = s[j] + a
-            if abs(s[j]) >= abs(a):
-                comp[j] += (s[j] - t) + a
-            else:
-                comp[j] += (a - t) + s[j]
-            s[j] = t
+        sc = row_scale(X, i)
+        lo, hi = row_span(X, i)
+        b = abs(c0 * w[d - 1]) if c0 != 0.0 else 0.0
+        for k in range(lo, hi):
+            j, v = row_entry(X, i, k)
+            a = sc * v
+            b += abs(a) * abs(w[j])
+            _neumaier_add(s, comp, j, c * a)
+        if c0 != 0.0:
+            _neumaier_add(s, comp, d - 1, c * c0)
+        top = max(top, b)
     out = np.empty(d)
     for j in range(d):
         out[j] = (s[j] + comp[j]) / n
-    return out
+    return out, top
 
 
 def certified_gradient_norm(loss: Loss, X: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float,
@@ -99,19 +123,23 @@ def certified_gradient_norm(loss: Loss, X: np.ndarray, y: np.ndarray, w: np.ndar
     float
         B with ‖∇J(w)‖₂ ≤ B for the exact J at the exact float inputs.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = _f64(X)
     y = np.ascontiguousarray(y, dtype=np.float64)
     w = np.ascontiguousarray(w, dtype=np.float64)
     linear = np.ascontiguousarray(linear, dtype=np.float64)
     n, d = X.shape
+    # terms of a margin's dot product: d, or for CSR rows the most stored entries of a row (+ the intercept)
+    k = d if not isinstance(X, CSRRows) else int(np.max(np.diff(X.indptr))) + (1 if X.intercept else 0)
     c, c2, R = loss.deriv_bound, loss.second_deriv_bound, float(row_norm_bound)
-    g_loss = _compensated_mean_gradient(loss.kind, loss.param, X, y, w)
+    g_loss, abs_dot = _compensated_mean_gradient(loss.kind, loss.param, X, y, w)
     g = g_loss + ridge * w + linear
     wn = vector_norm(w) * (1.0 + _gamma(d + 2))
     ln = vector_norm(linear) * (1.0 + _gamma(d + 2))
     gln = vector_norm(g_loss) * (1.0 + _gamma(d + 2))
     e_eval = 32.0 * _U * c * ((1.0 + 1.0 / loss.param) if loss.kind == SMOOTHED_HINGE else 1.0)
-    e_c = e_eval + c2 * _gamma(d) * wn * R
+    # margin error ≤ γ_{k+1}·Σⱼ|xᵢⱼ||wⱼ| ≤ γ_{k+1}·abs_dot/(1 − γ_{k+1}) (abs_dot computed in float), and ≤ γ_{k+1}‖w‖R
+    dot_bound = min(abs_dot * (1.0 + _gamma(k + 2)), wn * R)
+    e_c = e_eval + c2 * _gamma(k) * dot_bound
     e_loss = e_c * R + (4.0 * _U + 4.0 * n * _U * _U) * (c + e_c) * R
     e_rest = _U * ridge * wn + _U * ln + _gamma(2) * (gln + ridge * wn + ln)
     bound = vector_norm(g) * (1.0 + _gamma(d + 2)) + 2.0 * (e_loss + e_rest)

@@ -32,6 +32,9 @@ from mechanisms.base import least_noise_scale
 from ._data import Data, prepare_data
 from .constraints import SIMPLEX, Constraint, get_constraint, project_kernel
 from .losses import Loss, get_loss
+from .multiclass import (
+    SOFTMAX_LIPSCHITZ_FACTOR, SOFTMAX_SMOOTHNESS_FACTOR, softmax_minimize, softmax_traces, to_class_major, to_feature_major,
+)
 from .objective import minimize_objective, traces
 from .regularizers import Regularizer
 from .result import SolverResult
@@ -53,6 +56,7 @@ __all__ = [
     "MAX_ITERATIONS",
     "check_iterations",
     "iteration_count",
+    "check_classes",
 ]
 
 #: Most iterations (steps, epochs, rounds) a solver accepts: the kernels count in int64, and the
@@ -71,6 +75,12 @@ class Setup:
     clip: float
     smoothness: Optional[float]
     start: float
+    classes: Optional[int] = None  # k ≥ 3: softmax weights (k × d; flat feature-major in the kernels, algorithms.multiclass)
+
+    @property
+    def n_weights(self) -> int:
+        """Length of the weight vector: d, or k·d for a softmax fit."""
+        return self.data.d * (self.classes or 1)
 
 
 def as_generator(rng: object) -> np.random.Generator:
@@ -131,6 +141,7 @@ def setup(
     X: object, y: object, *, loss: object, alpha: float, l1: float, constraint: object, radius: Optional[float],
     clip_norm: Optional[float], data_norm_bound: Optional[float], epsilon: Optional[float], delta: float,
     noise_multiplier: Optional[float], loss_params: Optional[dict] = None, penalty: str = "l2",
+    layouts: bool = False, classes: Optional[int] = None,
 ) -> Setup:
     """Validate everything a solver needs; resolve the per-example clip norm C.
 
@@ -140,6 +151,12 @@ def setup(
 
     ``penalty="l2"``: r = (alpha/2)‖w‖² + l1‖w‖₁; ``penalty="nonconvex"``: r = alpha·Σⱼ wⱼ²/(1 + wⱼ²)
     + l1‖w‖₁ (wang-jayaraman-evans-gu §7.1; ``alpha`` is its λ).
+
+    ``layouts=True``: the solver's kernels read every row layout of :mod:`algorithms.rows` (CSR kept sparse,
+    row scale, intercept column); otherwise ``data.X`` is a dense array (:func:`algorithms._data.prepare_data`).
+
+    ``classes=k`` (k ≥ 3, ``loss="logistic"``): the softmax loss of :mod:`algorithms.multiclass` on labels
+    0..k−1; G = √2·R and β = R²/2 replace the binary constants.
     """
     start = time.perf_counter()
     if noise_multiplier is None:
@@ -158,7 +175,9 @@ def setup(
     if reg.l1 > 0 and con.kind == SIMPLEX:
         # Proj_C ∘ prox_{ηr} is the exact prox of r + I_C for the balls and the box, not for the simplex.
         raise ValueError("l1 must be 0 with constraint='simplex' (‖w‖₁ is constant on the simplex)")
-    data = prepare_data(X, y, lossobj.task, data_norm_bound)
+    if classes is not None:
+        classes = check_classes(classes, lossobj)
+    data = prepare_data(X, y, lossobj.task, data_norm_bound, layouts=layouts, classes=classes)
     lossobj.check_targets(data.y)
     if clip_norm is not None:
         clip = check_positive("clip_norm", clip_norm)
@@ -169,13 +188,28 @@ def setup(
         )
     else:
         clip = lossobj.lipschitz(data_norm_bound, con.max_norm(data.d))
+        if classes is not None:
+            clip *= SOFTMAX_LIPSCHITZ_FACTOR
         if not math.isfinite(clip) or clip <= 0:
             raise ValueError(
                 f"loss {lossobj.name!r} has no finite positive Lipschitz constant here ({clip}); give clip_norm"
             )
     smooth = None if data_norm_bound is None else check_smoothness(lossobj.smoothness(data_norm_bound),
                                                                    data_norm_bound)
-    return Setup(data, lossobj, reg, con, clip, smooth, start)
+    if smooth is not None and classes is not None:
+        smooth *= SOFTMAX_SMOOTHNESS_FACTOR / lossobj.second_deriv_bound
+    return Setup(data, lossobj, reg, con, clip, smooth, start, classes)
+
+
+def check_classes(classes: object, loss: Loss) -> int:
+    """The number k ≥ 3 of classes of a softmax fit (``loss`` must be the logistic loss)."""
+    k = check_positive_int("classes", classes)
+    if k < 3:
+        raise ValueError(f"classes must be an integer >= 3 (the number of classes of a softmax fit; two classes are "
+                         f"the binary loss); got {classes!r}")
+    if loss.name != "logistic":
+        raise ValueError(f"classes (softmax) needs loss='logistic'; got loss={loss.name!r}")
+    return k
 
 
 def check_smoothness(smooth: float, data_norm_bound: float) -> float:
@@ -277,15 +311,20 @@ def finish(
     the noise std the kernel drew with (default :func:`mechanisms.base.least_noise_scale` (z, sensitivity),
     the Gaussian solvers' rule)."""
     wall = time.perf_counter() - s.start
-    if trace:
+    if trace and s.classes is not None:
+        obj, gn = softmax_traces(snapshots, s.data.X, s.data.y, s.classes, s.reg, s.constraint, step)
+    elif trace:
         obj, gn = traces(snapshots, s.data.X, s.data.y, s.loss, s.reg, s.constraint, step)
     else:
         obj, gn = np.empty(0), np.empty(0)
     details = dict(details)
     details.update(clip_norm=s.clip, sensitivity=sensitivity, label_mapping=s.data.label_mapping,
                    loss=s.loss.name, regularizer=s.reg.name, constraint=s.constraint.name)
+    weights = np.asarray(weights)
+    if s.classes is not None:
+        weights = to_class_major(weights, s.classes, s.data.d)
     return SolverResult(
-        weights=np.asarray(weights), privacy=privacy, event=event, objective_trace=obj, grad_norm_trace=gn,
+        weights=weights, privacy=privacy, event=event, objective_trace=obj, grad_norm_trace=gn,
         n_gradient_evaluations=int(grad_evals), wall_time=wall, noise_multiplier=z,
         sigma=least_noise_scale(z, sensitivity) if sigma is None else sigma, solver=name, details=details,
     )
@@ -294,11 +333,17 @@ def finish(
 def initial_point(w0: Optional[np.ndarray], s: Setup) -> np.ndarray:
     """``w0`` (default 0) checked and projected onto the constraint set."""
     if w0 is None:
-        w = np.zeros(s.data.d)
+        w = np.zeros(s.n_weights)
+    elif s.classes is not None:
+        w0 = check_real_array("w0", w0)
+        if w0.size != s.n_weights or not np.all(np.isfinite(w0)):
+            raise ValueError(f"w0 must be a finite (k, d) = ({s.classes}, {s.data.d}) array")
+        w = to_feature_major(w0, s.classes, s.data.d)
     else:
         w = np.array(check_real_array("w0", w0), copy=True).ravel()  # complex refused, not made real
-        if w.shape[0] != s.data.d or not np.all(np.isfinite(w)):
-            raise ValueError(f"w0 must be a finite vector of length d={s.data.d}")
+        if w.shape[0] != s.n_weights or not np.all(np.isfinite(w)):
+            raise ValueError(f"w0 must be a finite vector of length d={s.data.d}" if s.classes is None else
+                             f"w0 must be a finite (k, d) = ({s.classes}, {s.data.d}) array")
     project_kernel(s.constraint.kind, s.constraint.radius, w)
     return w
 
@@ -310,8 +355,12 @@ def noise_off_result(name: str, s: Setup, w0: Optional[np.ndarray], *, tol: floa
     (:func:`algorithms.objective.minimize_objective`; unclipped gradients — clipping only serves
     privacy). ``details["noise_off"]`` records the method's residual and iteration count."""
     tol = check_positive("tol", tol)
-    w, gmap, iters, iterates = minimize_objective(s.data.X, s.data.y, s.loss, s.reg, s.constraint, tol=tol,
-                                                  w0=initial_point(w0, s))
+    if s.classes is not None:
+        w, gmap, iters, iterates = softmax_minimize(s.data.X, s.data.y, s.classes, s.reg, s.constraint, tol=tol,
+                                                    w0=initial_point(w0, s))
+    else:
+        w, gmap, iters, iterates = minimize_objective(s.data.X, s.data.y, s.loss, s.reg, s.constraint, tol=tol,
+                                                      w0=initial_point(w0, s))
     details = dict(details, noise_off={"gradient_mapping_norm": gmap, "iterations": iters, "tol": tol})
     return finish(name, s, w, np.array(iterates), step=1.0 / (s.smoothness or 1.0), event=event, privacy=privacy,
                   z=0.0, sensitivity=0.0, grad_evals=iters * s.data.n, trace=trace, details=details)

@@ -175,12 +175,14 @@ def approx_objective_perturbation(
     sigma1, sigma2 = least_noise_scale(m1, 2.0 * L), least_noise_scale(m2, out_sens)
     G = np.zeros(d) if sigma1 == 0.0 else Gaussian(sigma1, 2.0 * L).randomize(np.zeros(d), gen)
     if C.kind == 0:
-        w, gnorm, evals, iterates = newton_solve(lossf, data.X, data.y, mu, G / n,
-                                                 tol=0.5 * math.sqrt(2.0 * mu * acc), max_iter=100)
+        target = math.sqrt(2.0 * mu * acc) * (1.0 - 2.0**-50)  # ‖∇J‖²/(2μ) ≤ acc despite the root's rounding
+        w, gnorm, evals, iterates = newton_solve(
+            lossf, data.X, data.y, mu, G / n, tol=0.5 * math.sqrt(2.0 * mu * acc), max_iter=100,
+            certify=lambda v: certified_gradient_norm(lossf, data.X, data.y, v, mu, G / n, admitted_norm_bound(R, d)),
+            certified_tol=target if sigma2 > 0.0 else math.inf)
         if sigma2 > 0.0:  # the accuracy must hold for the exact gradient, not its float value (issue 13)
             gnorm = certified_gradient_norm(lossf, data.X, data.y, w, mu, G / n, admitted_norm_bound(R, d))
-            # ‖∇J‖ ≤ √(2μ·acc)·(1 − 2⁻⁵⁰) keeps ‖∇J‖²/(2μ) ≤ acc despite the rounding of the root
-            check_residual(gnorm, math.sqrt(2.0 * mu * acc) * (1.0 - 2.0**-50), "approx_objective_perturbation")
+            check_residual(gnorm, target, "approx_objective_perturbation")
         cert = gnorm * gnorm / (2.0 * mu)
     else:
         w, cert, evals, iterates = projected_solve(lossf, data.X, data.y, mu, G / n, C, accuracy=acc,

@@ -150,7 +150,10 @@ def approximate_minima_perturbation(
     out_sens = 2.0 * n * gamma / Lam
     sigma1, sigma2 = least_noise_scale(m1, 2.0 * L / n), least_noise_scale(m2, out_sens)
     b1 = np.zeros(d) if sigma1 == 0.0 else Gaussian(sigma1, 2.0 * L / n).randomize(np.zeros(d), gen)
-    w, gnorm, evals, iterates = newton_solve(lossf, data.X, data.y, Lam / n, b1, tol=0.25 * gamma, max_iter=max_iter)
+    w, gnorm, evals, iterates = newton_solve(
+        lossf, data.X, data.y, Lam / n, b1, tol=0.25 * gamma, max_iter=max_iter,
+        certify=lambda v: certified_gradient_norm(lossf, data.X, data.y, v, Lam / n, b1, admitted_norm_bound(R, d)),
+        certified_tol=gamma if sigma2 > 0.0 else math.inf)
     if sigma2 > 0.0:  # γ must bound the exact gradient norm, not its float evaluation
         gnorm = certified_gradient_norm(lossf, data.X, data.y, w, Lam / n, b1, admitted_norm_bound(R, d))
         check_residual(gnorm, gamma, "approximate_minima_perturbation")

@@ -180,8 +180,10 @@ def l1_minkowski_step(x, g, kap, radius):
 
 
 @jit
-def dp_accmd_kernel(kind, param, X, y, row_norms, x0, alpha, ckind, radius, steps, Lc, clip, sigma, p, kappa, rng):
-    """Run wang-ye-xu-2017 Alg. 3 for ``steps`` iterations. Returns (y_T, y_k for k = 0..T, releases).
+def dp_accmd_kernel(kind, param, X, y, row_norms, x0, alpha, ckind, radius, steps, Lc, clip, sigma, p, kappa, rng,
+                    record=True):
+    """Run wang-ye-xu-2017 Alg. 3 for ``steps`` iterations. Returns (y_T, y_k for k = 0..T — only y_T with
+    ``record`` False: memory O(d) —, releases).
 
     ``rng``: the caller's ``numpy.random.Generator`` (advanced in place).
     """
@@ -190,7 +192,7 @@ def dp_accmd_kernel(kind, param, X, y, row_norms, x0, alpha, ckind, radius, step
     zk = x0.copy()
     x = np.empty(d)
     g = np.empty(d)
-    snaps = np.empty((steps + 1, d))
+    snaps = np.empty((steps + 1 if record else 1, d))
     snaps[0] = yk
     releases = 0
     r2 = radius * radius
@@ -215,7 +217,10 @@ def dp_accmd_kernel(kind, param, X, y, row_norms, x0, alpha, ckind, radius, step
         else:
             yk = l1_minkowski_step(x, g, kap_y, radius)
             zk = l1_mirror_step(zk, g, a, p, kappa, radius)
-        snaps[k + 1] = yk
+        if record:
+            snaps[k + 1] = yk
+    if not record:
+        snaps[0] = yk
     return yk, snaps, releases
 
 
@@ -272,7 +277,7 @@ def dp_accmd(
     steps = check_iterations("steps", steps)
     s = setup(X, y, loss=loss, alpha=alpha, l1=0.0, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params)
+              loss_params=loss_params, layouts=True)
     if smoothness is not None:
         L = check_positive("smoothness", smoothness)
     elif s.smoothness is not None:
@@ -299,7 +304,8 @@ def dp_accmd(
                                 details={"steps": steps, "smoothness": L, "smoothness_minkowski": Lc})
     w, snaps, releases = dp_accmd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
-        s.constraint.kind, s.constraint.radius, steps, Lc, s.clip, least_noise_scale(z, sens), p, kappa, as_generator(rng))
+        s.constraint.kind, s.constraint.radius, steps, Lc, s.clip, least_noise_scale(z, sens), p, kappa, as_generator(rng),
+        bool(trace))
     check_counts(releases, event)
     return finish("dp_accmd", s, w, snaps, step=1.0 / L, event=event, privacy=privacy, z=z, sensitivity=sens,
                   grad_evals=steps * s.data.n, trace=trace,

@@ -43,6 +43,7 @@ from ._solver_common import (
     initial_point, noise_off_result, setup,
 )
 from .clipping import clipped_gradient_sum_kernel, clipped_gradient_sum_parallel_kernel, clipped_sum_sensitivity
+from .multiclass import softmax_clipped_sum_kernel
 from .regularizers import nonconvex_gradient_kernel, prox_gradient_step_kernel
 from .result import SolverResult
 
@@ -115,21 +116,28 @@ def _paper_privacy(event_fn, epsilon, delta, steps, c, noise_multiplier, account
 
 @jit
 def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, steps, lr, clip, sigma, out_index, rng,
-                 parallel=False, nonconvex=0.0, momentum=0.0):
+                 parallel=None, nonconvex=0.0, momentum=0.0, classes=None, record=True):
     """Run ``steps`` noisy full-gradient steps (wang-ye-xu-2017 Alg. 4).
 
-    Returns (output iterate, iterates after every step (steps+1, d), noisy releases, clipped count).
+    Returns (output iterate, iterates after every step (steps+1, d) — with ``record`` False only the output
+    iterate (1, d): memory O(d) whatever T —, noisy releases, clipped count).
     ``sigma`` is the noise std on the gradient *sum*; ``out_index`` = index of the returned iterate
     (``steps`` for the last one); ``rng`` is the caller's ``numpy.random.Generator`` (advanced in place).
-    ``parallel`` sums the clipped gradients on all Numba threads. ``nonconvex``: λ of the
+    ``parallel`` True sums the clipped gradients on all Numba threads (plain arrays only); None: serial. ``nonconvex``: λ of the
     data-independent penalty λΣⱼwⱼ²/(1 + wⱼ²), whose exact gradient joins the step. ``momentum`` μ:
     the gradient is taken at u = x_t + μ(x_t − x_{t−1}) and the step starts from u (μ = 0: Alg. 4).
+    ``classes`` k: softmax weights (w0 of length k·d; :func:`algorithms.multiclass.softmax_clipped_sum_kernel`,
+    labels ``y`` are class codes); None: the binary / regression GLM.
     """
-    n, d = X.shape
+    n = X.shape[0]
+    d = w0.shape[0]
+    no_index = np.empty(0, np.int64)
     w = w0.copy()
     u = w0.copy()
+    prev = w0.copy()
+    out = w0.copy()
     g = np.empty(d)
-    snaps = np.empty((steps + 1, d))
+    snaps = np.empty((steps + 1 if record else 1, d))
     snaps[0] = w
     releases = 0
     clipped = 0
@@ -137,10 +145,12 @@ def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, st
     for t in range(steps):
         if momentum > 0.0 and t > 0:
             for j in range(d):
-                u[j] = w[j] + momentum * (w[j] - snaps[t - 1, j])
+                u[j] = w[j] + momentum * (w[j] - prev[j])
         else:
             u[:] = w
-        if parallel:
+        if classes is not None:  # None prunes the branch at compile time
+            clipped += softmax_clipped_sum_kernel(X, y, row_norms, u, classes, no_index, False, n, clip, g)
+        elif parallel is not None:  # None prunes this branch at compile time (the row layouts have no parallel sum)
             clipped += clipped_gradient_sum_parallel_kernel(kind, param, X, y, row_norms, u, clip, g)
         else:
             clipped += clipped_gradient_sum_kernel(kind, param, X, y, row_norms, u, clip, g)
@@ -149,9 +159,15 @@ def dp_gd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, st
         releases += 1
         nonconvex_gradient_kernel(nonconvex, u, float(n), g)
         prox_gradient_step_kernel(u, g, step, lr, alpha, l1, ckind, cradius)
+        prev[:] = w
         w[:] = u
-        snaps[t + 1] = w
-    return snaps[out_index].copy(), snaps, releases, clipped
+        if record:
+            snaps[t + 1] = w
+        if t + 1 == out_index:
+            out[:] = w
+    if not record:
+        snaps[0] = out
+    return out, snaps, releases, clipped
 
 
 def dp_gd(
@@ -183,6 +199,7 @@ def dp_gd(
     loss_params: Optional[dict] = None,
     parallel: bool = False,
     tol: Optional[float] = 1e-9,
+    classes: Optional[int] = None,
 ) -> SolverResult:
     """Differentially private full-batch gradient descent (wang-ye-xu-2017 Alg. 4).
 
@@ -256,11 +273,17 @@ def dp_gd(
     parallel : bool
         Opt-in: sum the clipped per-example gradients on all Numba threads
         (``numba.set_num_threads``). Default single-threaded (the machines are shared). Same
-        privacy; results equal the serial ones up to floating-point summation order.
+        privacy; results equal the serial ones up to floating-point summation order. Dense X only
+        (``ValueError`` for sparse X or the estimators' intercept / row-scale layouts).
     tol : float or None
         ``epsilon=inf`` only: no privacy budget, so F is minimised over C to gradient-mapping norm
         ≤ ``tol`` (:func:`algorithms._solver_common.noise_off_result`) instead of running T steps;
         ``None`` runs the T-step schedule with the noise off (to test the iteration itself).
+    classes : int, optional
+        k ≥ 3: multinomial logistic regression (softmax) on labels 0..k−1 with ``loss="logistic"`` —
+        per-example gradient matrices clipped as a whole, one Gaussian release of all k·d entries per
+        step, so the event (and ε) are those of the binary run (:mod:`algorithms.multiclass`); the default
+        clip is G = √2·R and the smoothness R²/2. Weights are returned with shape (k, d).
 
     Returns
     -------
@@ -272,7 +295,10 @@ def dp_gd(
     check_choice("output", output, ("last", "random"))
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params, penalty=penalty)
+              loss_params=loss_params, penalty=penalty, layouts=True, classes=classes)
+    if parallel and (s.classes is not None or not isinstance(s.data.X, np.ndarray)):
+        raise ValueError("parallel=True needs a dense X and a binary / regression loss (the multi-threaded sum reads "
+                         "plain arrays); got sparse X, an estimator's intercept / row-scale layout, or classes")
     steps = default_steps(s.data.n, epsilon) if steps is None else check_iterations("steps", steps)
     classification = s.loss.task == "classification"  # the benchmarked rules (regression: Alg. 4's defaults)
     lr = default_step(learning_rate, s, default_step_factor(s.data.n, epsilon, steps) if classification
@@ -302,7 +328,7 @@ def dp_gd(
     w, snaps, releases, clipped = dp_gd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, w_init, s.reg.alpha, s.reg.l1,
         s.constraint.kind, s.constraint.radius, steps, lr, s.clip, least_noise_scale(z, sens), out_index, gen,
-        bool(parallel), s.reg.nonconvex, mu)
+        True if parallel else None, s.reg.nonconvex, mu, s.classes, bool(trace))
     check_counts(releases, event)
     return finish("dp_gd", s, w, snaps, step=lr, event=event, privacy=privacy, z=z, sensitivity=sens,
                   grad_evals=steps * s.data.n, trace=trace,

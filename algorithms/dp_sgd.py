@@ -38,6 +38,7 @@ from ._solver_common import (
     check_iterations, default_step, finish, initial_point, iteration_count, noise_off_result, setup,
 )
 from .clipping import clipped_batch_gradient_sum_kernel, clipped_sum_sensitivity
+from .multiclass import softmax_clipped_sum_kernel
 from .regularizers import nonconvex_gradient_kernel, prox_gradient_step_kernel
 from .result import SolverResult
 
@@ -89,11 +90,13 @@ def fixed_batch_kernel(rng, perm, b):
 
 @jit
 def dp_sgd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, steps, lr, clip, sigma,
-                  poisson, q, batch, denom, snap_every, rng, nonconvex=0.0):
+                  poisson, q, batch, denom, snap_every, rng, nonconvex=0.0, classes=None):
     """Run ``steps`` DP-SGD steps. Returns (w, snapshots every ``snap_every`` steps, releases,
     gradient evaluations, clipped count). ``rng``: the caller's ``numpy.random.Generator`` (advanced in place).
-    ``nonconvex``: λ of the data-independent penalty λΣⱼwⱼ²/(1 + wⱼ²), whose exact gradient joins the step."""
-    n, d = X.shape
+    ``nonconvex``: λ of the data-independent penalty λΣⱼwⱼ²/(1 + wⱼ²), whose exact gradient joins the step.
+    ``classes`` k: softmax weights (w0 of length k·d, labels are class codes; :mod:`algorithms.multiclass`)."""
+    n = X.shape[0]
+    d = w0.shape[0]
     w = w0.copy()
     g = np.empty(d)
     idx = np.arange(n)
@@ -109,7 +112,7 @@ def dp_sgd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, s
             fixed_batch_kernel(rng, idx, batch)
             count = batch
         clipped += _noisy_step(kind, param, X, y, row_norms, w, idx, count, clip, g, sigma, rng, nonconvex, denom, lr,
-                               alpha, l1, ckind, cradius)
+                               alpha, l1, ckind, cradius, classes)
         evals += count
         releases += 1
         if (t + 1) % snap_every == 0:
@@ -119,10 +122,14 @@ def dp_sgd_kernel(kind, param, X, y, row_norms, w0, alpha, l1, ckind, cradius, s
 
 @jit
 def _noisy_step(kind, param, X, y, row_norms, w, idx, count, clip, g, sigma, rng, nonconvex, denom, lr, alpha, l1,
-                ckind, cradius):
-    """One DP-SGD step on the batch ``idx[:count]``: clipped gradient sum, Gaussian noise of std
-    ``sigma``, the data-independent non-convex penalty, the proximal step. Returns the clipped count."""
-    clipped = clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, count, clip, g)
+                ckind, cradius, classes=None):
+    """One DP-SGD step on the batch ``idx[:count]``: clipped gradient sum (softmax weights when
+    ``classes`` is given), Gaussian noise of std ``sigma``, the data-independent non-convex penalty,
+    the proximal step. Returns the clipped count."""
+    if classes is not None:  # None prunes the branch at compile time
+        clipped = softmax_clipped_sum_kernel(X, y, row_norms, w, classes, idx, True, count, clip, g)
+    else:
+        clipped = clipped_batch_gradient_sum_kernel(kind, param, X, y, row_norms, w, idx, count, clip, g)
     if sigma > 0.0:
         g += gaussian_noise_kernel(rng, w.shape[0], sigma)
     nonconvex_gradient_kernel(nonconvex, w, denom, g)
@@ -132,7 +139,7 @@ def _noisy_step(kind, param, X, y, row_norms, w, idx, count, clip, g, sigma, rng
 
 @jit
 def dp_sgd_batches_kernel(kind, param, X, y, row_norms, w, alpha, l1, ckind, cradius, lr, clip, sigma, denom,
-                          flat, starts, rng, nonconvex=0.0):
+                          flat, starts, rng, nonconvex=0.0, classes=None):
     """DP-SGD steps on given batches (batch s is ``flat[starts[s]:starts[s+1]]``), updating ``w``
     in place. Returns (releases, gradient evaluations, clipped count)."""
     g = np.empty(w.shape[0])
@@ -141,7 +148,7 @@ def dp_sgd_batches_kernel(kind, param, X, y, row_norms, w, alpha, l1, ckind, cra
     for s in range(starts.shape[0] - 1):
         idx = flat[starts[s]:starts[s + 1]]
         clipped += _noisy_step(kind, param, X, y, row_norms, w, idx, idx.shape[0], clip, g, sigma, rng, nonconvex,
-                               denom, lr, alpha, l1, ckind, cradius)
+                               denom, lr, alpha, l1, ckind, cradius, classes)
         evals += idx.shape[0]
     return starts.shape[0] - 1, evals, clipped
 
@@ -207,6 +214,7 @@ def dp_sgd(
     trace: bool = False,
     loss_params: Optional[dict] = None,
     tol: Optional[float] = 1e-9,
+    classes: Optional[int] = None,
 ) -> SolverResult:
     """Differentially private minibatch SGD with per-example clipping (Abadi et al. 2016, Alg. 1).
 
@@ -253,6 +261,8 @@ def dp_sgd(
         ``epsilon=inf`` only: F is minimised over C to this gradient-mapping tolerance instead of
         running the T steps (:func:`algorithms._solver_common.noise_off_result`); ``None`` runs
         the T steps with the noise off.
+    classes : int, optional
+        k ≥ 3: softmax on labels 0..k−1, as :func:`algorithms.dp_gd.dp_gd` (same event as binary).
 
     Returns
     -------
@@ -267,7 +277,7 @@ def dp_sgd(
                                clip_norm=clip_norm, data_norm_bound=data_norm_bound, relation=relation,
                                constraint=constraint, radius=radius, accountant=accountant,
                                noise_multiplier=noise_multiplier, w0=w0, rng=rng, trace=trace,
-                               loss_params=loss_params, tol=tol)
+                               loss_params=loss_params, tol=tol, classes=classes)
     check_choice("sampling", sampling, tuple(_RELATION))
     natural = _RELATION[sampling]
     relation = natural if relation is None else check_relation("relation", relation)
@@ -275,7 +285,7 @@ def dp_sgd(
         raise ValueError(f"relation must be {natural!r} for sampling={sampling!r} (the analysis dpcore uses); got {relation!r}")
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params, penalty=penalty)
+              loss_params=loss_params, penalty=penalty, layouts=True, classes=classes)
     n = s.data.n  # read below only under replace_one (fixed batches), where n is public
     if batch_size is None:
         batch_size = default_batch_size(epsilon)
@@ -302,7 +312,7 @@ def dp_sgd(
     w, snaps, releases, evals, clipped = dp_sgd_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
         s.reg.l1, s.constraint.kind, s.constraint.radius, T, lr, s.clip, least_noise_scale(z, sens),
-        sampling == "poisson", q, b, float(b), min(per_pass, T), gen, s.reg.nonconvex)
+        sampling == "poisson", q, b, float(b), min(per_pass, T), gen, s.reg.nonconvex, s.classes)
     check_counts(releases, event)
     if T % min(per_pass, T):
         snaps = np.vstack([snaps, w])
@@ -314,7 +324,8 @@ def dp_sgd(
 
 def _dp_sgd_sampler(X, y, *, sampler: BatchSampler, loss, epsilon, delta, alpha, l1, penalty, batch_size, epochs,
                     steps, sampling_rate, dataset_size, learning_rate, clip_norm, data_norm_bound, relation,
-                    constraint, radius, accountant, noise_multiplier, w0, rng, trace, loss_params, tol) -> SolverResult:
+                    constraint, radius, accountant, noise_multiplier, w0, rng, trace, loss_params, tol,
+                    classes) -> SolverResult:
     """:func:`dp_sgd` with ``sampling=<BatchSampler>``: batches and event from the same object."""
     if sampling_rate is not None or dataset_size is not None:
         raise ValueError("sampling_rate and dataset_size come from the sampler object; do not pass them with "
@@ -324,7 +335,7 @@ def _dp_sgd_sampler(X, y, *, sampler: BatchSampler, loss, epsilon, delta, alpha,
     relation = sampler.relation
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params, penalty=penalty)
+              loss_params=loss_params, penalty=penalty, classes=classes)
     if sampler.dataset_size != s.data.n:
         raise ValueError(f"the sampler indexes dataset_size={sampler.dataset_size} records; X has {s.data.n}")
     b = float(sampler.nominal_batch_size if batch_size is None else check_positive("batch_size", batch_size))
@@ -359,7 +370,7 @@ def _dp_sgd_sampler(X, y, *, sampler: BatchSampler, loss, epsilon, delta, alpha,
         flat = np.concatenate(chunk).astype(np.int64) if chunk else np.zeros(0, dtype=np.int64)
         r, e, c = dp_sgd_batches_kernel(s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, w,
                                         s.reg.alpha, s.reg.l1, s.constraint.kind, s.constraint.radius, lr, s.clip,
-                                        least_noise_scale(z, sens), b, flat, starts, gen, s.reg.nonconvex)
+                                        least_noise_scale(z, sens), b, flat, starts, gen, s.reg.nonconvex, s.classes)
         releases, evals, clipped = releases + r, evals + e, clipped + c
         done += len(chunk)
         snaps.append(w.copy())

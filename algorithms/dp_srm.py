@@ -435,7 +435,7 @@ def dp_srm(
     check_choice("calibration", calibration, ("accountant", "paper"))
     s = setup(X, y, loss=loss, alpha=alpha, l1=0.0, constraint="none", radius=None, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params, penalty=penalty)
+              loss_params=loss_params, penalty=penalty, layouts=True)
     n = s.data.n
     if batch_size is None:
         batch_size = min(n, PAPER_BATCH_SIZE) if paper_defaults else n

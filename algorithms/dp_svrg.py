@@ -147,7 +147,7 @@ def _run(name, doubling, X, y, *, loss, epsilon, delta, alpha, l1, epochs, inner
                          f"2^k inner steps); got {epochs!r}")
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params)
+              loss_params=loss_params, layouts=True)
     n = s.data.n
     if batch_size is None:  # public rule of ε, capped at n (public under replace-one)
         b = min(BATCH_FACTOR * default_batch_size(epsilon), n)

@@ -38,6 +38,9 @@ import numpy as np
 from dpcore._jit import jit
 from dpcore._validation import check_nonnegative, check_positive
 
+from .rows import FASTMATH as _FAST
+from .rows import CSRRows, DenseRows, row_axpy, row_dot
+
 __all__ = [
     "LOGISTIC",
     "HUBER",
@@ -53,6 +56,7 @@ __all__ = [
     "row_axpy",
     "mean_loss_kernel",
     "mean_gradient_kernel",
+    "loss_gradient_margins_kernel",
 ]
 
 LOGISTIC, HUBER, SQUARED, SMOOTHED_HINGE = 0, 1, 2, 3
@@ -134,26 +138,6 @@ def loss_second_deriv(kind: int, param: float, z: float, y: float) -> float:
 # ------------------------------------------------------------------------------------ dataset kernels
 
 
-# Reassociation lets LLVM vectorise the reductions (several partial sums); it changes rounding only.
-_FAST = {"reassoc", "contract"}
-
-
-@jit(fastmath=_FAST)
-def row_dot(X: np.ndarray, i: int, w: np.ndarray) -> float:
-    """⟨X[i], w⟩ (2-D indexing: no row view, hence no reference counting in the hot loop)."""
-    s = 0.0
-    for j in range(w.shape[0]):
-        s += X[i, j] * w[j]
-    return s
-
-
-@jit(fastmath=_FAST)
-def row_axpy(a: float, X: np.ndarray, i: int, out: np.ndarray) -> None:
-    """out += a·X[i]."""
-    for j in range(out.shape[0]):
-        out[j] += a * X[i, j]
-
-
 @jit
 def mean_loss_kernel(kind: int, param: float, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     """(1/n) Σᵢ ℓ(w; xᵢ, yᵢ), one streaming pass over ``X``."""
@@ -175,6 +159,25 @@ def mean_gradient_kernel(
         row_axpy(loss_deriv(kind, param, row_dot(X, i, w), y[i]), X, i, out)
     for j in range(d):
         out[j] /= n
+
+
+@jit(fastmath=_FAST)
+def loss_gradient_margins_kernel(
+    kind: int, param: float, X: np.ndarray, y: np.ndarray, w: np.ndarray, z: np.ndarray, out: np.ndarray
+) -> float:
+    """One pass: returns (1/n) Σᵢ ℓ(w; xᵢ, yᵢ), writes the mean gradient into ``out`` and the margins
+    ⟨w, xᵢ⟩ into ``z`` (for the second derivatives of a Newton step)."""
+    n, d = X.shape
+    out[:] = 0.0
+    total = 0.0
+    for i in range(n):
+        zi = row_dot(X, i, w)
+        z[i] = zi
+        total += loss_value(kind, param, zi, y[i])
+        row_axpy(loss_deriv(kind, param, zi, y[i]), X, i, out)
+    for j in range(d):
+        out[j] /= n
+    return total / n
 
 
 @jit
@@ -281,6 +284,10 @@ class Loss:
 
 
 def _f64(a: np.ndarray) -> np.ndarray:
+    """``a`` as a C-contiguous float64 array; a :mod:`algorithms.rows` layout (CSR / dense rows with scale
+    and intercept) passes through unchanged."""
+    if isinstance(a, (CSRRows, DenseRows)):
+        return a
     return np.ascontiguousarray(a, dtype=np.float64)
 
 

@@ -42,8 +42,7 @@ from ._solver_common import (
 )
 from .dp_gd import check_heavy_ball
 from .dp_srm import check_momentum, dp_srm_event, dp_srm_sensitivities
-from .estimators import _Base, _ClassifierMixin, _store_params
-from .label_set import label_set
+from .estimators import NotFittedError, _Base, _ClassifierMixin, _store_params, classifier_labels, dp_estimator_tags
 from .mlp_kernels import mlp_dp_srm_kernel, mlp_logits_kernel, mlp_noisy_sgd_kernel, n_parameters
 from .result import check_finite_model
 from .seeding import warn_if_fixed_seed
@@ -133,6 +132,11 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
                  classes: Optional[Any] = None, random_state: Any = None, accountant: str = "rdp") -> None:
         _store_params(self, locals())
 
+    def __sklearn_tags__(self):
+        """Sparse input accepted (densified, up to :data:`algorithms._data.MAX_DENSE_BYTES`), poor score under
+        noise (:func:`algorithms.estimators.dp_estimator_tags`)."""
+        return dp_estimator_tags(super().__sklearn_tags__(), sparse=True)
+
     # ------------------------------------------------------------------------------------ fitting
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPMLPClassifier":
         """Train privately; ``privacy_`` is dpcore's ε for what the kernel ran.
@@ -144,15 +148,8 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
             classes; a label of ``y`` outside ``classes`` ("y must contain only the labels [...]").
         """
         X = validate_features(X)
-        y = np.asarray(y).ravel()
         n, d = X.shape
-        if y.shape[0] != n:
-            raise ValueError(f"y must have one label per row of X ({n}); got {y.shape[0]}")
-        classes = label_set(self.classes, y, type(self).__name__)
-        if classes.shape[0] < 2:
-            raise ValueError(f"classes must hold at least two distinct labels; got {classes.tolist()}")
-        if not np.all(np.isin(y, classes)):
-            raise ValueError(f"y must contain only the labels {classes.tolist()}")
+        y, classes = classifier_labels(self.classes, y, n, type(self).__name__)
         h = check_iterations("hidden_units", self.hidden_units)  # the kernels index the parameters in int64
         solver = check_choice("solver", self.solver, MLP_SOLVERS)
         eps = check_positive("epsilon", self.epsilon, allow_inf=True)
@@ -241,11 +238,12 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
     def decision_function(self, X: np.ndarray) -> np.ndarray:
         """Network outputs: shape (n,) for two classes (the logit of ``classes_[1]``), (n, K) otherwise."""
         if not hasattr(self, "_theta"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         X = validate_features(X)
         d, h, K = self._shape
         if X.shape[1] != d:
-            raise ValueError(f"X must have {d} features (as in fit); got {X.shape[1]}")
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting {d} features as "
+                             "input (as in fit)")
         out = mlp_logits_kernel(self._theta, np.ascontiguousarray(X, dtype=np.float64), d, h, K)
         return out[:, 0] if K == 1 else out
 

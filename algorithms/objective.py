@@ -9,16 +9,18 @@ respect, so the first-order solvers run to a convergence tolerance instead of a 
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import numpy as np
 from scipy.optimize import minimize
 
 from .constraints import Constraint, project_kernel
-from .losses import Loss
+from .losses import Loss, _f64
 from .regularizers import Regularizer, prox_gradient_step_kernel, prox_kernel
+from .rows import hessian_diagonal_kernel, weighted_gram
 
 __all__ = ["objective_value", "gradient_mapping_norm", "traces", "reference_minimizer", "data_smoothness",
-           "minimize_objective"]
+           "gram_top_eigenvalue", "minimize_objective"]
 
 
 def objective_value(w: np.ndarray, X: np.ndarray, y: np.ndarray, loss: Loss, reg: Regularizer) -> float:
@@ -57,7 +59,7 @@ def reference_minimizer(
 ) -> np.ndarray:
     """Non-private minimizer of F over ℝᵈ by scipy L-BFGS-B (l1 = 0) or on the split w = u − v,
     u, v ≥ 0 (l1 > 0). For tests and baselines only."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = _f64(X)
     y = np.ascontiguousarray(y, dtype=np.float64)
     d = X.shape[1]
     if reg.l1 == 0.0:
@@ -78,14 +80,29 @@ def reference_minimizer(
     return res.x[:d] - res.x[d:]
 
 
-def data_smoothness(loss: Loss, X: np.ndarray) -> float:
-    """Smoothness of the mean loss on *this* data: ℓ''_max·λ_max(XᵀX/n) (a step size for non-private
-    solves only — it is read off the data). Exact eigenvalue for d ≤ 2000, else ℓ''_max·max‖xᵢ‖²."""
+#: λ_max(XᵀX/n) is computed exactly (d × d Gram matrix, by blocks) up to this d
+GRAM_MAX_D = 2000
+
+
+def gram_top_eigenvalue(X) -> Optional[float]:
+    """λ_max(XᵀX/n) for d ≤ :data:`GRAM_MAX_D` (any layout of :mod:`algorithms.rows`, blocked Gram matrix:
+    no n×d temporary), else None."""
     n, d = X.shape
-    if d <= 2000:
-        lam = float(np.linalg.eigvalsh(X.T @ X / n)[-1])
-    else:
-        lam = float(np.max(np.einsum("ij,ij->i", X, X)))
+    if d > GRAM_MAX_D:
+        return None
+    X = _f64(X)
+    return float(np.linalg.eigvalsh(weighted_gram(X, np.ones(n)) / n)[-1])
+
+
+def data_smoothness(loss: Loss, X) -> float:
+    """Smoothness of the mean loss on *this* data: ℓ''_max·λ_max(XᵀX/n) (a step size for non-private
+    solves only — it is read off the data). Exact eigenvalue for d ≤ 2000, else ℓ''_max·mean ‖xᵢ‖² (the trace
+    bound)."""
+    lam = gram_top_eigenvalue(X)
+    if lam is None:  # λ_max ≤ trace(XᵀX)/n = mean ‖xᵢ‖²
+        diag = np.empty(X.shape[1])
+        hessian_diagonal_kernel(_f64(X), np.ones(X.shape[0]), diag)
+        lam = float(diag.sum()) / X.shape[0]
     return loss.second_deriv_bound * lam * (1.0 + 1e-9) + 1e-300
 
 
@@ -95,8 +112,8 @@ def minimize_objective(
 ) -> tuple[np.ndarray, float, int, list]:
     """Minimise F = mean loss + r over C to ``‖G(w)‖₂ ≤ tol`` (G the gradient mapping at step 1/β_data).
 
-    Smooth unconstrained F (l1 = 0, C = ℝᵈ, d ≤ 2000): damped Newton
-    (:func:`algorithms._perturbation.newton_solve`, G = ∇F). Otherwise (or when Newton stalls on a
+    Smooth unconstrained F (l1 = 0, C = ℝᵈ): damped Newton (:func:`algorithms._perturbation.newton_solve`,
+    G = ∇F; Newton-CG for large d). ``X`` may be any layout of :mod:`algorithms.rows`. Otherwise (or when Newton stalls on a
     singular Hessian) accelerated proximal gradient (FISTA, Beck & Teboulle 2009) with the gradient-based adaptive
     restart of O'Donoghue & Candès (2015), which recovers linear convergence on strongly convex F
     without knowing the modulus; the step 1/β_data uses :func:`data_smoothness` (non-private use:
@@ -104,10 +121,10 @@ def minimize_objective(
     returned point is one prox step from it; for α-strongly convex F, F(w) − min F ≤ ‖G‖²/α.
     Returns ``(w, ‖G‖₂, iterations, iterates)``; ``RuntimeError`` if ``tol`` is not reached.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = _f64(X)
     y = np.ascontiguousarray(y, dtype=np.float64)
     d = X.shape[1]
-    if constraint.kind == 0 and reg.l1 == 0.0 and reg.nonconvex == 0.0 and d <= 2000:
+    if constraint.kind == 0 and reg.l1 == 0.0 and reg.nonconvex == 0.0:
         from ._perturbation import newton_solve  # noqa: PLC0415 (that module imports this one)
 
         try:

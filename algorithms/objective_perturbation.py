@@ -179,6 +179,9 @@ def objective_perturbation(
             sigma, sigma_out = least_noise_scale(mult, 2.0 * L), least_noise_scale(mult_out, out_sens)
             b = Gaussian(sigma, 2.0 * L).randomize(b, gen)
     w, gnorm, evals, iterates = newton_solve(lossf, data.X, data.y, ridge_n / n, b / n, tol=0.25 * tol,
+                                             certify=lambda v: certified_gradient_norm(
+                                                 lossf, data.X, data.y, v, ridge_n / n, b / n, admitted_norm_bound(R, d)),
+                                             certified_tol=tol if sigma_out > 0.0 else math.inf,
                                              max_iter=max_iter)
     if sigma_out > 0.0:  # release w + noise for the certified residual (module docstring, "Exact minimiser")
         cert = certified_gradient_norm(lossf, data.X, data.y, w, ridge_n / n, b / n, admitted_norm_bound(R, d))

@@ -220,7 +220,10 @@ def output_perturbation_gd(
         method = "gd" if explicit_gd or a == 0.0 else "minimizer"
     if method == "minimizer":
         gamma = check_positive("gradient_tol", gradient_tol)
-        w, gnorm, evals, snaps = newton_solve(lossf, data.X, data.y, a, np.zeros(d), tol=0.25 * gamma)
+        w, gnorm, evals, snaps = newton_solve(
+            lossf, data.X, data.y, a, np.zeros(d), tol=0.25 * gamma,
+            certify=lambda v: certified_gradient_norm(lossf, data.X, data.y, v, a, np.zeros(d), admitted_norm_bound(R, d)),
+            certified_tol=gamma if a > 0 and not math.isinf(eps) else math.inf)
         if a > 0 and not math.isinf(eps):  # γ must bound the exact ‖∇F(ŵ)‖, not its float value (issue 13)
             gnorm = certified_gradient_norm(lossf, data.X, data.y, w, a, np.zeros(d), admitted_norm_bound(R, d))
             check_residual(gnorm, gamma, "output_perturbation_gd(method='minimizer')")

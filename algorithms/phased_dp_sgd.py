@@ -172,7 +172,7 @@ def phased_dp_sgd(
     check_relation_replace_one(relation, "the phase sizes n_i = floor(n/2^i) use the dataset size n")
     s = setup(X, y, loss=loss, alpha=alpha, l1=0.0, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=None,
-              loss_params=loss_params)
+              loss_params=loss_params, layouts=True)
     n, d = s.data.n, s.data.d
     if s.smoothness is None:
         raise ValueError("data_norm_bound is required: Lemma 14's condition eta <= 1/beta needs the smoothness beta")

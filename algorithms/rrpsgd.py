@@ -131,7 +131,7 @@ def rrpsgd(
     check_choice("calibration", calibration, ("accountant", "paper"))
     s = setup(X, y, loss=loss, alpha=alpha, l1=0.0, constraint="none", radius=None, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
-              loss_params=loss_params, penalty=penalty)
+              loss_params=loss_params, penalty=penalty, layouts=True)
     n = s.data.n
     if batch_size is None:
         b = 1 if calibration == "paper" else min(n, default_batch_size(epsilon if noise_multiplier is None else None))

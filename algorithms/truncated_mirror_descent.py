@@ -25,7 +25,8 @@ gradient has dual norm ≤ τ, whatever the data.
   (e^ε + 1)(1 + e^{−ε₀}/2)·Tb·δ₀ for approximate-DP local randomizers). δ₀ is fixed so that the
   term is ≤ δ/2 at the target ε.
   Theorem 9 holds only for ε = O(√(log(n/δ)/n)); concretely the local ε₀ cannot exceed 1 (Lemma 3),
-  so targets above what ε₀ = 1 reaches after shuffling are refused (use Algorithm 7).
+  so for targets above what ε₀ = 1 reaches after shuffling ε₀ = 1 is used and the release reports the
+  smaller ε dpcore gives it (more private than asked; Algorithm 7 spends such a budget).
 
 Defaults (O-constants 1; M, κ, d, n, ε, δ as in the theorems; γ = √T):
 Alg. 7 (Theorem 16): λ = (√(nε)·M/(κ (d log(1/δ))^{1/4}))^{2/3}, T = nε/(Mλ√(d log(1/δ))).
@@ -152,18 +153,17 @@ def truncated_mirror_descent_kernel(kind, param, X, y, dual_norms, perm, steps, 
 @lru_cache(maxsize=256)
 def local_epsilon(users: int, epsilon: float, delta: float, delta0: float) -> float:
     """The largest local ε₀ ≤ 1 such that dpcore's ``"shuffle"`` accountant gives ε ≤ ``epsilon`` at
-    total δ for ``ShuffledEvent(ε₀, users, delta0=δ₀)`` (Thm 3.8 term included); ``ValueError``
-    outside Theorem 9's regime. Memoised (data-independent)."""
+    total δ for ``ShuffledEvent(ε₀, users, delta0=δ₀)`` (Thm 3.8 term included). When even ε₀ = 1 (Lemma 3's
+    largest) stays below ``epsilon`` — a target above Theorem 9's regime ε = O(√(log(n/δ)/n)), e.g. ε = 1 on
+    small data — it is 1: the release is then more private than asked, and dpcore reports the smaller ε.
+    Memoised (data-independent)."""
 
     def event_fn(e0: float):
         return ShuffledEvent(e0, users, delta0=delta0)
 
     top = dpcore.get_epsilon(event_fn(1.0), delta, accountant="shuffle").epsilon
-    if top < epsilon:
-        raise ValueError(
-            f"epsilon={epsilon!r} is outside Theorem 9's regime epsilon = O(sqrt(log(n/delta)/n)): with local "
-            f"epsilon0 <= 1 (Lemma 3's range) shuffling {users} reports reaches at most epsilon={top:.6g} at "
-            f"delta; use batched_truncated_mirror_descent (Algorithm 7, Theorem 11: any 0 < epsilon <= 1)")
+    if top <= epsilon:
+        return 1.0
     res = dpcore.calibrate(event_fn, "epsilon0", epsilon, delta, lower=0.5, upper=1.0, increasing=True,
                            bounds=(1e-9, 1.0), accountant="shuffle")
     return float(res.value)
@@ -364,8 +364,8 @@ def shuffled_truncated_mirror_descent(
     ``"accountant"`` (default) — the largest local ε₀ ≤ 1 whose shuffled ε (dpcore, ``"shuffle"``
     accountant at δ, local δ₀ included) meets ε, then the least σ₁ Lemma 3 certifies at (ε₀, δ₀); ``"paper"`` —
     σ₁² = log(n/δ)·κτ²·log(1/δ)/(nε²) as printed (constant 1), reported by dpcore for that σ₁.
-    ε must lie in Theorem 9's regime: above what ε₀ = 1 reaches after shuffling the ValueError
-    points to Algorithm 7. Defaults: Theorem 10 (module docstring).
+    ε ≤ 1 (Theorem 9's regime); above what ε₀ = 1 reaches after shuffling, ε₀ = 1 is used and ``privacy``
+    is the smaller ε it buys (:func:`local_epsilon`). Defaults: Theorem 10 (module docstring).
 
     Returns
     -------

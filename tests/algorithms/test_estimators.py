@@ -16,6 +16,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 import dpcore
 from algorithms import SOLVERS, DPHuberRegressor, DPLinearRegression, DPLogisticRegression, get_loss
+from algorithms.estimators import default_lp_exponent
 from algorithms.objective import reference_minimizer
 from algorithms.regularizers import Regularizer
 from algorithms.synthetic import make_classification, make_regression
@@ -67,17 +68,12 @@ def test_huber_and_linear_regression_noise_off():
 
 @pytest.mark.parametrize("solver", sorted(SOLVERS))
 def test_every_solver_reports_its_privacy(solver):
-    params = None
-    if solver in ("noisy_mirror_descent", "batched_truncated_mirror_descent", "shuffled_truncated_mirror_descent"):
-        with pytest.raises(ValueError, match=r"solver_params with 'p'"):  # the l_p geometry has no default
-            DPLogisticRegression(solver=solver, random_state=3).fit(X, Y01)
-        params = {"p": 1.5}
-    if solver == "shuffled_truncated_mirror_descent":  # Theorem 9 holds only for small epsilon
-        with pytest.raises(ValueError, match="Theorem 9"):
-            DPLogisticRegression(solver=solver, epsilon=1.0, random_state=3, solver_params=params).fit(X, Y01)
-        return
+    """Every solver runs from the estimator with its defaults (the l_p solvers' p by the public rule
+    default_lp_exponent; shuffled truncated mirror descent at ε = 1 on 300 rows: ε₀ = 1, a smaller ε reported)."""
     m = DPLogisticRegression(solver=solver, epsilon=1.0, delta=1e-5, alpha=0.01, random_state=3,
-                             solver_params=params, keep_diagnostics=True).fit(X, Y01)
+                             keep_diagnostics=True).fit(X, Y01)
+    if "p" in m.result_.details and solver != "phased_dp_sgd":
+        assert m.result_.details["p"] == default_lp_exponent(5)
     assert m.privacy_.epsilon <= 1.0
     assert m.privacy_.delta == 1e-5 and m.privacy_.relation == m.result_.event.relation
     # one relation for every solver: the estimators run DP-SGD without replacement (replace-one)
@@ -133,7 +129,11 @@ def test_data_norm_bound_is_enforced_or_clipped_explicitly():
     [
         (lambda: DPLogisticRegression(solver="sgd").fit(X, Y01), "solver"),
         (lambda: DPLogisticRegression(epsilon=0.0).fit(X, Y01), "epsilon"),
-        (lambda: DPLogisticRegression().fit(X, np.arange(N) % 3), "two"),
+        (lambda: DPLogisticRegression().fit(X, np.zeros(N)), "two distinct"),
+        (lambda: DPLogisticRegression(classes=[0, 1, 2]).fit(X, np.arange(N) % 4), "labels"),
+        (lambda: DPLogisticRegression(solver="objective_perturbation", multi_class="multinomial").fit(
+            X, np.arange(N) % 3), "softmax"),
+        (lambda: DPLogisticRegression().fit(X + 1j, Y01), "complex"),
         (lambda: DPLogisticRegression(classes=[0, 2]).fit(X, Y01), "labels"),
         (lambda: DPLogisticRegression(solver="objective_perturbation").fit(np.full_like(X, np.nan), Y01), "finite"),
         (lambda: DPLinearRegression(solver="objective_perturbation", target_bound=1e6).fit(X, Y), "Lipschitz"),
@@ -185,13 +185,14 @@ CORE = ("dp_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp", "dp_accmd", "output_perturba
 
 @pytest.mark.parametrize("solver", CORE)
 def test_sparse_input_equals_dense_and_one_relation(solver):
-    """CSR input (what load_svmlight_file returns) gives the model of the dense array (same seed), and
-    every solver reports replace_one by default (DP-SGD run without replacement) — issue 15.2, 15.4."""
+    """CSR input (what load_svmlight_file returns), kept sparse, gives the model of the dense array (same
+    seed) to rounding, and every solver reports replace_one by default (DP-SGD run without replacement) —
+    issue 15.2, 15.4, 26.1."""
     import scipy.sparse as sp
 
     dense = DPLogisticRegression(solver=solver, random_state=3).fit(X, Y01)
     sparse = DPLogisticRegression(solver=solver, random_state=3).fit(sp.csr_matrix(X), Y01)
-    np.testing.assert_array_equal(sparse.coef_, dense.coef_)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
     assert dense.privacy_.relation == "replace_one" and dense.privacy_.epsilon <= 1.0
 

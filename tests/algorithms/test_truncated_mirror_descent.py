@@ -159,9 +159,12 @@ def test_batched_refuses_epsilon_above_lemma3_range():
         batched_truncated_mirror_descent(XB, YB, p=1.5, epsilon=2.0, data_norm_bound=1.0)
 
 
-def test_shuffled_refuses_epsilon_outside_theorem9_and_points_to_algorithm7():
-    with pytest.raises(ValueError, match="Theorem 9.*batched_truncated_mirror_descent"):
-        shuffled_truncated_mirror_descent(XB, YB, p=1.5, epsilon=0.5, data_norm_bound=1.0, steps=100)
+def test_shuffled_above_theorem9_regime_uses_the_largest_local_epsilon_and_reports_less():
+    """ε = 0.5 is above what ε₀ = 1 reaches by shuffling 20 000 reports: the run uses ε₀ = 1 (Lemma 3's
+    largest) and reports dpcore's smaller ε for it, instead of refusing (issue 26.6)."""
+    res = shuffled_truncated_mirror_descent(XB, YB, p=1.5, epsilon=0.5, data_norm_bound=1.0, steps=100, rng=0)
+    top = dpcore.get_epsilon(ShuffledEvent(1.0, res.event.n, delta0=res.event.delta0), 1e-5, accountant="shuffle")
+    assert res.event.epsilon0 <= 1.0 and res.privacy.epsilon <= top.epsilon < 0.5
 
 
 def test_shuffled_privacy_is_dpcores_for_the_event_with_local_delta():
