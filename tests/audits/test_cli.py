@@ -201,3 +201,25 @@ def test_progress_goes_to_stderr_unless_quiet(fake_targets, capsys, monkeypatch)
     assert err.splitlines()[-1] == "dpcore: audit of gaussian: 2000 of 2000 trials (100 %)"
     code, out, err = _run(argv + ["--quiet"], capsys)
     assert code == 0 and err == ""
+
+
+# ------------------------------------------------------------------ power of a single audit (real library targets)
+def test_powerless_single_audit_reads_no_power_and_exits_3(capsys):
+    """Issue 25 review: 100 trials cannot see dp_gd with half its noise (predicted power 0.34 < 1/2); the audit
+    said "pass", exit 0, as if it were evidence. Now "no power" with the reason, exit 3; 2000 trials catch it."""
+    argv = ["solver", "dp_gd", "--epsilon", "1", "--delta", "1e-5", "--planted", "half-noise", "--quiet"]
+    code, out, _ = _run(argv + ["--trials", "100"], capsys)
+    assert code == 3 and "no power" in out and "predicted power 0.34 < 0.5" in out and "more --trials" in out
+    code, out, _ = _run(argv + ["--trials", "2000", "--json"], capsys)
+    record = json.loads(out)
+    assert code == 1 and record["verdict"] == "violated"
+
+
+def test_norm_stress_single_audit_is_exempt_from_the_power_rule(capsys):
+    """dp_gd_tiny is a targeted attack whose correct outcome is eps_lb = 0 (audits.solver_targets): a pass, exit 0,
+    with the basis recorded — as in `dpcore audit all`."""
+    code, out, _ = _run(["solver", "dp_gd_tiny", "--epsilon", "1", "--delta", "1e-5", "--trials", "100",
+                         "--estimator", "clopper-pearson", "--json", "--quiet"], capsys)
+    record = json.loads(out)
+    assert code == 0 and record["verdict"] == "pass" and record["eps_lower"] == 0.0
+    assert record["details"]["power"] is None and "targeted" in record["details"]["power_basis"]
