@@ -69,6 +69,8 @@ def _options(tune: Any) -> Dict[str, Any]:
     if isinstance(tune, bool) or not isinstance(tune, (int, float, np.integer, np.floating)):
         raise ValueError(f"tune must be None, True, a mean number of runs >= 1 or a dict with keys "
                          f"{sorted(TUNE_DEFAULTS)}; got {tune!r}")
+    if not 1.0 <= float(tune) < math.inf:
+        raise ValueError(f"tune must be None, True, a finite mean number of runs >= 1 or a dict; got {tune!r}")
     return {**TUNE_DEFAULTS, "candidates": float(tune)}
 
 
@@ -126,9 +128,23 @@ def _calibrate(epsilon: float, delta: float, opts: Dict[str, Any]) -> Tuple[floa
         return tuning_event(z / math.sqrt(1.0 - f), z / math.sqrt(f), opts["candidates"], opts["distribution"],
                             opts["shape"])
 
-    event(1.0)  # validate the selection's arguments first (ValueError naming them)
-    z = calibrate(event, "noise_multiplier", epsilon, delta, lower=0.5, upper=2.0, increasing=False,
-                  bounds=(MIN_NOISE_MULTIPLIER, 1e8), accountant="rdp").value
+    try:
+        event(1.0)  # validate the selection's arguments first (ValueError naming them)
+    except ValueError as exc:  # name the estimator's parameter: tune's "candidates" (the mean) / "shape"
+        message = str(exc)
+        for name, key in (("mean", "candidates"), ("shape", "shape")):
+            if message.startswith(f"{name} must"):
+                raise ValueError(f"tune {key}" + message[len(name):]) from None
+        raise
+    try:
+        z = calibrate(event, "noise_multiplier", epsilon, delta, lower=0.5, upper=2.0, increasing=False,
+                      bounds=(MIN_NOISE_MULTIPLIER, 1e8), accountant="rdp").value
+    except ValueError as exc:
+        if "cannot be met" not in str(exc):
+            raise
+        raise ValueError(f"epsilon={epsilon!r} at delta={delta!r} is too small for tune={opts['candidates']:g} runs on "
+                         f"average ({opts['distribution']}): no noise multiplier in the calibration range meets it; "
+                         "raise epsilon, lower the tune candidates, or fit without tune") from None
     return z / math.sqrt(1.0 - f), z / math.sqrt(f)
 
 

@@ -154,6 +154,20 @@ def test_bad_tune_is_a_value_error(tune):
         DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune=tune, random_state=0).fit(X, y)
 
 
+@pytest.mark.parametrize("kw,match", [
+    (dict(tune=math.nan), "^tune must be"),  # was "mean must not be NaN"
+    (dict(tune=math.inf), "^tune must be"),
+    (dict(tune=True, epsilon=1e-300), "^epsilon=1e-300 .* too small for tune"),  # was "target_epsilon ... noise_multiplier"
+    (dict(tune={"distribution": "truncated_negative_binomial", "shape": -0.999999}), "^tune shape must be farther"),
+    (dict(tune={"candidates": 1e10}), "^tune candidates must be in"),
+])
+def test_tune_errors_name_the_estimators_parameters(kw, match):
+    X, y, _ = make_classification(200, 3, seed=0)
+    kw = {"epsilon": 1.0, **kw}
+    with pytest.raises(ValueError, match=match):
+        DPLogisticRegression(classes=[-1, 1], random_state=0, **kw).fit(X, y)
+
+
 def test_tuning_event_matches_the_selection_module():
     ev = tuning_event(2.0, 4.0, 5.0, "logarithmic", None)
     assert ev.shape == 0.0 and ev.relation == "replace_one" and ev.event.events[1].noise_multiplier == 4.0
