@@ -266,7 +266,9 @@ def run_audit(
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
             f"estimator 'gdp' requires a Gaussian-noise claim (noise_family='gaussian'); target {target.name!r} has "
-            f"noise_family={target.noise_family!r}: use 'clopper-pearson' or 'one-run'"
+            f"noise_family={target.noise_family!r}: use "
+            + ("'curve' (its privacy event's certified trade-off curve), 'fdp-one-run', " if getattr(target, "event", None) is not None else "")
+            + "'clopper-pearson' or 'one-run'"
         )
     trials = check_positive_int("trials", trials, minimum=4)
     if trials > MAX_TRIALS:

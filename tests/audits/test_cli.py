@@ -223,3 +223,14 @@ def test_norm_stress_single_audit_is_exempt_from_the_power_rule(capsys):
     record = json.loads(out)
     assert code == 0 and record["verdict"] == "pass" and record["eps_lower"] == 0.0
     assert record["details"]["power"] is None and "targeted" in record["details"]["power_basis"]
+
+
+def test_gdp_on_a_subsampled_claim_suggests_the_curve_test(capsys):
+    """The refusal of --estimator gdp for a non-Gaussian claim with a privacy event names `curve` (it used to
+    suggest only clopper-pearson or one-run); one line, exit 2."""
+    from dpcore.cli import main
+
+    assert main(["audit", "mechanism", "subsampled-gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "100",
+                 "--estimator", "gdp"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "use curve" in err and "clopper-pearson or one-run" in err and "\n" not in err
