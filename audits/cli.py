@@ -141,8 +141,9 @@ def _cmd_single(args: argparse.Namespace) -> int:
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
             f"--estimator gdp needs a Gaussian-noise claim; {target.name} has noise family "
-            f"{target.noise_family!r} (use " + ("curve — its privacy event's certified trade-off curve — fdp-one-run, "
-                                                 if getattr(target, "event", None) is not None else "")
+            f"{target.noise_family!r} (use "
+            + ("curve — its privacy event's certified trade-off curve — fdp-one-run, "
+               if getattr(target, "event", None) is not None else "")
             + "clopper-pearson or one-run)"
         )
     stress = importlib.import_module("audits.solver_targets").NORM_STRESS_NAMES  # targeted: no power rule
