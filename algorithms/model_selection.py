@@ -17,6 +17,17 @@ accountant, and each candidate's own event is checked against the run's curve be
 used. ``privacy_`` is the selection's guarantee; ``tuning_`` states the share of one run and of the
 selection.
 
+**No run (Poisson).** Papernot & Steinke's Poisson variant draws K = 0 with probability e^{−E[K]}, and the
+selection then outputs ⊥ (nothing). The estimator must still return a model, and drawing K again is not
+allowed (the accounting covers one draw). With ``distribution="poisson"`` the tuned fit therefore also
+accounts, always, one *fallback* release: the class count with Gaussian noise of the constant candidate's
+multiplier z₀ (sensitivity 1 under replace-one). It runs only when K = 0, and the estimator then returns
+that privately chosen constant predictor with one :class:`NoTuningRunWarning` (its text: the distribution,
+E[K] and P(K = 0) — public quantities and the data-independent draw K). The event is then
+``ComposedEvent([RepeatAndSelectEvent(run, K, ∞), GaussianEvent(z₀)])`` — an adaptive composition whose
+second release depends on the first's output only, so its RDP is at most the sum — and z₀, z_s are
+calibrated to the user's (ε, δ) with the fallback included. The other distributions have K ≥ 1.
+
 The grid is public (n, d, ε; :func:`candidate_grid`): DP-GD with T ∈ {T₀/3, T₀, 3T₀} (T₀ the rule's
 or DP-GD's default step count), plain steps of η·β = 1.9 or momentum 0.9 with η·β = 0.5, α ∈ {0,
 min(0.01, 10/(nε))}, intercept feature R/2; and the constant predictor.
@@ -25,17 +36,23 @@ min(0.01, 10/(nε))}, intercept feature R/2; and the constant predictor.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
 from dpcore._validation import check_choice, check_positive
 
-__all__ = ["TUNE_DEFAULTS", "candidate_grid", "fit_tuned", "tuning_event"]
+__all__ = ["TUNE_DEFAULTS", "NoTuningRunWarning", "candidate_grid", "fit_tuned", "tuning_event"]
 
 #: Defaults of ``tune=True`` / ``tune=K`` (benchmarks/bench_auto.py --tune; RESULTS.md "Defaults, issue 24").
 TUNE_DEFAULTS = {"candidates": 5.0, "distribution": "truncated_negative_binomial", "shape": -0.5,
                  "score_share": 0.2}
+
+
+class NoTuningRunWarning(UserWarning):
+    """``tune`` with ``distribution="poisson"`` drew K = 0 runs: the fit is the accounted fallback, the privately
+    chosen constant predictor (module docstring)."""
 
 
 def _options(tune: Any) -> Dict[str, Any]:
@@ -52,6 +69,8 @@ def _options(tune: Any) -> Dict[str, Any]:
     if isinstance(tune, bool) or not isinstance(tune, (int, float, np.integer, np.floating)):
         raise ValueError(f"tune must be None, True, a mean number of runs >= 1 or a dict with keys "
                          f"{sorted(TUNE_DEFAULTS)}; got {tune!r}")
+    if not 1.0 <= float(tune) < math.inf:
+        raise ValueError(f"tune must be None, True, a finite mean number of runs >= 1 or a dict; got {tune!r}")
     return {**TUNE_DEFAULTS, "candidates": float(tune)}
 
 
@@ -77,26 +96,65 @@ def candidate_grid(n: int, d: int, epsilon: float, data_norm_bound: float) -> Li
 
 def tuning_event(noise_multiplier: float, score_multiplier: float, candidates: float, distribution: str,
                  shape: Any):
-    """The selection event of module docstring (``replace_one``)."""
+    """The selection event of the module docstring (``replace_one``): ``RepeatAndSelectEvent(run, K, η)``, composed
+    with the fallback's ``GaussianEvent(noise_multiplier)`` when the distribution allows K = 0 (Poisson)."""
     from dpcore.events import ComposedEvent, GaussianEvent
     from dpcore.selection import selection_event
 
     run = ComposedEvent([GaussianEvent(noise_multiplier, "replace_one"), GaussianEvent(score_multiplier, "replace_one")])
-    return selection_event(run, candidates, distribution, shape)
+    selection = selection_event(run, candidates, distribution, shape)
+    if math.isinf(selection.shape):  # Poisson: K = 0 possible, the fallback count is accounted as well
+        return ComposedEvent([selection, GaussianEvent(noise_multiplier, "replace_one")])
+    return selection
 
 
-def _calibrate(epsilon: float, delta: float, opts: Dict[str, Any]) -> Tuple[float, float, Any]:
-    """(z₀, z_s, calibration) with the selection's ε ≤ ``epsilon`` (RDP accountant, re-checked)."""
-    from dpcore.selection import calibrate_selected_noise_multiplier
+def _selection(event: Any) -> Any:
+    """The ``RepeatAndSelectEvent`` of :func:`tuning_event`'s event (the first part when a fallback is composed)."""
+    from dpcore.selection import RepeatAndSelectEvent
+
+    return event if isinstance(event, RepeatAndSelectEvent) else event.events[0]
+
+
+def _calibrate(epsilon: float, delta: float, opts: Dict[str, Any]) -> Tuple[float, float]:
+    """(z₀, z_s) with the whole tuned fit's ε ≤ ``epsilon`` (RDP accountant; :func:`tuning_event`, the
+    fallback included): z is the run's whole μ² = 1/z², training 1 − f of it, the score f."""
+    from dpcore.calibration import MIN_NOISE_MULTIPLIER, calibrate
 
     f = float(opts["score_share"])
     if not 0.0 < f < 1.0:
         raise ValueError(f"tune score_share must be in (0, 1); got {opts['score_share']!r}")
-    cal, _ = calibrate_selected_noise_multiplier(epsilon, delta, candidates=opts["candidates"],
-                                                 distribution=opts["distribution"], shape=opts["shape"],
-                                                 sampling="none", relation="replace_one")
-    z = cal.value  # the run's whole μ² = 1/z²: training 1 − f of it, score f
-    return z / math.sqrt(1.0 - f), z / math.sqrt(f), cal
+
+    def event(z: float) -> Any:
+        return tuning_event(z / math.sqrt(1.0 - f), z / math.sqrt(f), opts["candidates"], opts["distribution"],
+                            opts["shape"])
+
+    try:
+        event(1.0)  # validate the selection's arguments first (ValueError naming them)
+    except ValueError as exc:  # name the estimator's parameter: tune's "candidates" (the mean) / "shape"
+        message = str(exc)
+        for name, key in (("mean", "candidates"), ("shape", "shape")):
+            if message.startswith(f"{name} must"):
+                raise ValueError(f"tune {key}" + message[len(name):]) from None
+        raise
+    try:
+        z = calibrate(event, "noise_multiplier", epsilon, delta, lower=0.5, upper=2.0, increasing=False,
+                      bounds=(MIN_NOISE_MULTIPLIER, 1e8), accountant="rdp").value
+    except ValueError as exc:
+        if "cannot be met" not in str(exc):
+            raise
+        raise ValueError(f"epsilon={epsilon!r} at delta={delta!r} is too small for tune={opts['candidates']:g} runs on "
+                         f"average ({opts['distribution']}): no noise multiplier in the calibration range meets it; "
+                         "raise epsilon, lower the tune candidates, or fit without tune") from None
+    return z / math.sqrt(1.0 - f), z / math.sqrt(f)
+
+
+def _noisy_constant(y: np.ndarray, noise_multiplier: float, rng: np.random.Generator) -> float:
+    """The constant candidate / fallback: the count of +1 labels plus N(0, z₀²) (sensitivity 1 under replace-one),
+    its fraction clipped to [1/(n+1), n/(n+1)] (n public); returns the released intercept (logit)."""
+    n = y.shape[0]
+    noisy = float(np.sum(y > 0)) + float(rng.normal(0.0, noise_multiplier))
+    frac = min(max(noisy / n, 1.0 / (n + 1)), n / (n + 1.0))
+    return math.log(frac / (1.0 - frac))
 
 
 def _check_curve(event: Any, reference: Any) -> None:
@@ -132,17 +190,16 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
     rng = as_generator(est.random_state)
     X = est._clip_rows(X, fitting=True)
     n, d = X.shape
-    z0, zs, cal = _calibrate(eps, est.delta, opts)
+    z0, zs = _calibrate(eps, est.delta, opts)
     event = tuning_event(z0, zs, opts["candidates"], opts["distribution"], opts["shape"])
+    selection = _selection(event)
     grid = candidate_grid(n, d + bool(est.fit_intercept), eps, est.data_norm_bound)
-    runs = event.sample_count(rng)
+    runs = selection.sample_count(rng)
     best: Tuple[float, Any, Dict[str, Any]] = (-math.inf, None, {})
     for _ in range(runs):
         cand = grid[int(rng.integers(len(grid)))]
         if cand.get("constant"):
-            noisy = float(np.sum(y > 0)) + float(rng.normal(0.0, z0))  # Gaussian count, sensitivity 1
-            frac = min(max(noisy / n, 1.0 / (n + 1)), n / (n + 1.0))
-            w, b = np.zeros(d), math.log(frac / (1.0 - frac))
+            w, b = np.zeros(d), _noisy_constant(y, z0, rng)
             model = (w, b)
         else:
             inner = fitted_copy(est, solver="dp_gd", epsilon=None, alpha=cand["alpha"],
@@ -160,21 +217,29 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
         if score > best[0]:
             best = (score, model, cand)
     score, model, cand = best
-    if model is None:  # K = 0 (Poisson): nothing released; a data-independent zero model
-        est.coef_, est.intercept_ = np.zeros(d), 0.0
-    elif isinstance(model, tuple):
+    if model is None:  # K = 0 (Poisson): the selection output ⊥; the accounted fallback (module docstring)
+        model, cand = (np.zeros(d), _noisy_constant(y, z0, rng)), {"constant": True, "fallback": True}
+        warnings.warn(
+            f"{type(est).__name__}(tune=...): the number of tuning runs K ~ Poisson(mean {opts['candidates']:g}) "
+            f"came out 0 (probability exp(-{opts['candidates']:g}) = {math.exp(-opts['candidates']):.3g}, drawn "
+            "independently of the data): no candidate ran, so the fit is the accounted fallback, the constant "
+            "predictor of the class count released with Gaussian noise (its cost is included in privacy_); "
+            "refitting spends the budget again — use a larger mean or distribution='truncated_negative_binomial' "
+            "(K >= 1)", NoTuningRunWarning, stacklevel=3)
+    if isinstance(model, tuple):
         est.coef_, est.intercept_ = model
     else:
         adopt(est, model)
     privacy = dpcore.get_epsilon(event, est.delta, accountant="rdp")
-    one_run = dpcore.get_epsilon(event.event, est.delta, accountant="rdp")
+    one_run = dpcore.get_epsilon(selection.event, est.delta, accountant="rdp")
     est.privacy_ = privacy
-    est.solver_ = "constant" if cand.get("constant") else ("dp_gd" if model is not None else "none")
+    est.solver_ = "constant" if cand.get("constant") else "dp_gd"
     est.tuning_ = {
-        "candidates": opts["candidates"], "distribution": opts["distribution"], "shape": event.shape,
+        "candidates": opts["candidates"], "distribution": opts["distribution"], "shape": selection.shape,
         "runs": runs, "grid_size": len(grid), "chosen": dict(cand), "noisy_accuracy": score / n if runs else None,
         "one_run_epsilon": one_run.epsilon, "selection_epsilon": privacy.epsilon - one_run.epsilon,
         "score_share": opts["score_share"], "noise_multiplier": z0, "score_noise_multiplier": zs,
+        "fallback_noise_multiplier": None if event is selection else z0,  # Poisson: in selection_epsilon too
         "analysis": "repeat-and-select, Papernot & Steinke 2022 (dpcore.selection), RDP accountant",
     }
     return est

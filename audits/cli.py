@@ -12,7 +12,11 @@ Contributed to the ``dpcore`` command through the entry-point group ``dpcore.com
 Integer options accept integral floats (``--trials 1e4``). Progress goes to stderr (a bar on a
 terminal, a line every few seconds otherwise); ``--quiet`` turns it off.
 
-Exit codes: 0 when every audited claim passes, 1 when one is violated, 2 on bad input (a
+Exit codes: 0 when every audited claim passes, 1 when one is violated, 3 when a single audit
+(``mechanism`` / ``solver``) reads "no power" — it rejected nothing, but its budget could not have shown a
+violation (ε_lb = 0, or a predicted power below ½ against half the claimed noise, :mod:`audits.power`), so it
+is no evidence and must not pass a CI gate the way a real pass does; rerun with more ``--trials``. (``audit
+all`` exits 0 with "no power" rows: its table names them and counts them in its last line.) 2 on bad input (a
 ``ValueError`` naming the flag; ``dpcore``'s ``main`` prints it as one line), 130 on Ctrl-C (one
 line saying how many batches the ``--results`` file keeps: the same command resumes). Bad input includes
 a claim outside :data:`EPSILON_RANGE`, a target that cannot be calibrated to the claim, and a
@@ -35,7 +39,7 @@ from dpcore._validation import check_choice, check_delta, check_open_unit, check
 from dpcore.cli import add_output_options, delta_type, integer_type, main as dpcore_main, real_type, stages
 from dpcore.risk_cli import check_plot_path, save_figure
 
-from .report import AuditResult, format_table
+from .report import NO_POWER, AuditResult, format_table
 
 __all__ = ["register", "main"]
 
@@ -79,6 +83,11 @@ def _print_result(result: AuditResult, as_json: bool) -> None:
         ("p_value", f"{result.p_value:.3g}"),
         ("verdict", result.verdict),
     ]
+    if result.verdict == NO_POWER:
+        threshold = importlib.import_module("audits.power").POWER_THRESHOLD
+        why = ("eps_lower = 0" if result.eps_lower <= 0 else
+               f"predicted power {result.details['power']:.2g} < {threshold} against half the claimed noise")
+        rows.append(("why", f"no evidence at this budget ({why}); rerun with more --trials"))
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"  {key:<{width}}  {value}")
@@ -132,12 +141,17 @@ def _cmd_single(args: argparse.Namespace) -> int:
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
             f"--estimator gdp needs a Gaussian-noise claim; {target.name} has noise family "
-            f"{target.noise_family!r} (use clopper-pearson or one-run)"
+            f"{target.noise_family!r} (use "
+            + ("curve — its privacy event's certified trade-off curve — fdp-one-run, "
+               if getattr(target, "event", None) is not None else "")
+            + "clopper-pearson or one-run)"
         )
+    stress = importlib.import_module("audits.solver_targets").NORM_STRESS_NAMES  # targeted: no power rule
+    targeted = args.kind == "solver" and name in stress
     try:
         result = runner.run_audit(target, trials, estimator=estimator, confidence=confidence, workers=workers,
                                   seed=seed, progress=args.progress is not False, results_path=args.results,
-                                  batch_size=batch_size)
+                                  batch_size=batch_size, targeted=targeted)
     except ResultsFileError as exc:
         raise ValueError("--results" + str(exc)[len("results_path"):]) from None
     except OSError as exc:  # e.g. the disk filled up while appending to the results file
@@ -151,6 +165,8 @@ def _cmd_single(args: argparse.Namespace) -> int:
         plots = importlib.import_module("audits.plots")
         save_figure((plots.plot_curve_test if result.estimator == "curve" else plots.plot_roc)(result), plot)
     _print_result(result, args.json)
+    if result.verdict == NO_POWER:
+        return 3
     return 1 if result.violated else 0
 
 

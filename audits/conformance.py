@@ -90,9 +90,12 @@ def check_solver(name: str, D: Dataset, D_prime: Dataset, *, seed: int = 0, solv
     name : str
         One of :data:`SOLVERS`.
     D, D_prime : (X, y)
-        Neighbouring datasets: the same size with one record replaced (``replace_one``), or ``D_prime`` =
-        ``D`` plus one record appended last (``add_remove``: DP-SGD with Poisson sampling, AdaSSP). Features
-        in feature units, labels as the solver takes them.
+        Neighbouring datasets: the same size with exactly one record (features and/or label) replaced
+        (``replace_one``), or ``D_prime`` = ``D`` plus one record appended last (``add_remove``: DP-SGD with
+        Poisson sampling, AdaSSP). Real, finite arrays (complex, string or object data is refused, never
+        cast); features in feature units, labels as the solver takes them. Identical datasets, several
+        changed records or any other size difference are refused: a change above Δ on such a pair would be
+        a false alarm.
     seed : int
         Seed ≥ 0 shared by both runs (it couples their noise).
     solve : callable, optional
@@ -113,7 +116,8 @@ def check_solver(name: str, D: Dataset, D_prime: Dataset, *, seed: int = 0, solv
     Raises
     ------
     ValueError
-        Bad arguments, a pair of the wrong relation for the solver, or the solver refusing the data.
+        Bad arguments (naming ``D`` / ``D_prime``: not real, not finite, wrong shapes, not neighbours), a
+        pair of the wrong relation for the solver, or the solver refusing the data.
     """
     name = check_choice("name", name, SOLVERS)
     seed = check_positive_int("seed", seed, minimum=0)

@@ -19,13 +19,13 @@ run at confidence 1 − (1 − confidence)/k (Bonferroni), so a table of correct
 any "violated" row with probability ≤ 1 − confidence (5% by default).
 
 **Power.** A row's verdict is ``"no power"`` (not ``"pass"``) when its budget could not have shown
-a violation. (The robustness rows and the norm-stress rows of issue 21 are exempt: each runs one
-targeted attack whose correct outcome is ε_lb = 0, and whose power its planted variant shows.) Otherwise a pass needs evidence on both counts: the attack separated D from D′ at all
-(ε_lb > 0 — an attack that shows nothing on a correct release would not show a broken one either,
-whatever an ideal attack could do), and, for rows with a privacy event, a predicted probability
-≥ :data:`audits.power.POWER_THRESHOLD` that an ideal (likelihood-ratio) attack at this budget flags
-a release with half the claimed noise (:func:`audits.power.predicted_power`, stored in
-``details["power"]``). ``details["power_basis"]`` says which applied.
+a violation: the rule of :func:`audits.power.label_power`, which :func:`audits.run_audit` applies to every
+audit — a pass needs ε_lb > 0 and, for rows with a privacy event, a predicted probability
+≥ :data:`audits.power.POWER_THRESHOLD` that an ideal (likelihood-ratio) attack at this budget flags a
+release with half the claimed noise (``details["power"]``; ``details["power_basis"]`` says which applied).
+Exempt (``targeted=True``): the robustness rows and the norm-stress rows of issue 21
+(:data:`audits.solver_targets.NORM_STRESS_NAMES`: the three ``*_dense`` rows and ``dp_gd_tiny``) — each runs
+one targeted attack whose correct outcome is ε_lb = 0, and whose power its planted variant shows.
 
 **Budget and time** (trials per side, :data:`MECHANISM_TRIALS`, :data:`SOLVER_TRIALS`): chosen so
 that the full run gives the Gaussian-noise and curve-tested solvers ε_lb ≥ 0.3 at a claim of 1 and
@@ -36,15 +36,13 @@ A cold Numba cache adds the solvers' first-call compilation once.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import Dict, List, Optional, TextIO, Tuple
 
 from dpcore._validation import check_delta, check_open_unit, check_positive
 
-from .fdp_claim import CurveFamily
 from .planted_bugs import CATALOGUE
-from .power import POWER_THRESHOLD, predicted_power
+from .power import NO_POWER
 from .report import AuditResult, format_table
 from .robustness_checks import ROBUSTNESS_NAMES, robustness_target
 from .runner import run_audit
@@ -87,8 +85,6 @@ ROBUSTNESS_TRIALS = (150, 1_000)
 #: Documented wall time (seconds) of the full and quick runs on 2 cores with ``workers=2`` and a warm
 #: Numba cache (measured by benchmarks/bench_audits.py; RESULTS.md "audit all")
 FULL_SECONDS, QUICK_SECONDS = 300, 60
-#: verdict of a row whose budget could not show a violation
-NO_POWER = "no power"
 
 
 def _estimator(target) -> str:
@@ -103,23 +99,6 @@ def _emit(results: List[AuditResult], title: str, out: Optional[TextIO]) -> None
     if out is not None:
         print(title, file=out)
         print(format_table(results), file=out)
-
-
-def _with_power(result: AuditResult, target, trials: int, level: float) -> AuditResult:
-    """``result`` with its predicted power recorded and "no power" as verdict where it has none."""
-    event = getattr(target, "event", None)
-    weak = result.eps_lower <= 0.0
-    if event is not None and result.estimator in ("gdp", "clopper-pearson", "curve"):
-        power = predicted_power(result.estimator, CurveFamily(event), result.claimed_epsilon, result.delta, trials,
-                                level)
-        basis = ("eps_lb > 0 and the predicted probability of flagging a release with half the claimed noise "
-                 f">= {POWER_THRESHOLD} (audits.power)")
-        weak = weak or power < POWER_THRESHOLD
-    else:
-        power, basis = None, "no privacy event to predict from: eps_lb > 0"
-    details = dict(result.details, power=power, power_basis=basis)
-    verdict = NO_POWER if weak and not result.violated else result.verdict
-    return dataclasses.replace(result, verdict=verdict, details=details)
 
 
 def _rows(epsilon: float, delta: float, quick: bool) -> List[Tuple[object, int, Optional[int], bool]]:
@@ -188,15 +167,8 @@ def audit_all(
     level = (1.0 - check_open_unit("confidence", confidence)) / len(rows)
     results = []
     for target, trials, batch, targeted in rows:
-        result = run_audit(target, trials, estimator=_estimator(target), confidence=1.0 - level, workers=workers,
-                           seed=seed, progress=progress, batch_size=batch)
-        if targeted:
-            result = dataclasses.replace(result, details=dict(
-                result.details, power=None, power_basis="targeted attack: its planted variant must read VIOLATED "
-                                                        "(audits.robustness_checks)"))
-        else:
-            result = _with_power(result, target, trials, level)
-        results.append(result)
+        results.append(run_audit(target, trials, estimator=_estimator(target), confidence=1.0 - level,
+                                 workers=workers, seed=seed, progress=progress, batch_size=batch, targeted=targeted))
     _emit(results, f"Audit of every mechanism and solver at epsilon={epsilon}, delta={delta}:", out)
     return results
 

@@ -15,12 +15,22 @@ with c₂ the TPR of E(2) at FPR a, b the null bound the estimator tests (the cl
 ``"curve"``, Φ(Φ⁻¹(a) + μ) of the claimed (ε, δ)'s μ for ``"gdp"``, the (ε, δ) region for
 ``"clopper-pearson"``), n₀, n₁ the evaluation trials (after the estimator's selection share)
 and α′ its per-test level. It is a planning estimate, not a guarantee; the audit's verdict does
-not depend on it. :mod:`audits.library_audit` labels a row whose predicted power is below
-:data:`POWER_THRESHOLD` "no power at this budget" instead of "pass".
+not depend on it.
+
+:func:`label_power` applies the power rule to an audit's result — :func:`audits.run_audit` does it for
+every audit (single audits, ``dpcore audit mechanism|solver`` and every row of ``dpcore audit all``): a
+"pass" without evidence becomes :data:`NO_POWER`. Evidence means the attack separated D from D′ at all
+(ε_lb > 0 — an attack that shows nothing on a correct release would not show a broken one either,
+whatever an ideal attack could do) and, where the target carries a privacy event and the estimator is
+``"gdp"``, ``"clopper-pearson"`` or ``"curve"``, a predicted power ≥ :data:`POWER_THRESHOLD`. A
+*targeted* audit (the norm-stress rows :data:`audits.solver_targets.NORM_STRESS_NAMES` and the
+robustness rows :data:`audits.robustness_checks.ROBUSTNESS_NAMES`: one specific attack whose correct
+outcome is ε_lb = 0, whose power its planted variant shows) is exempt.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -29,8 +39,9 @@ from scipy import special
 from dpcore.risk import dp_tpr_bound, gdp_tpr_bound
 
 from .fdp_claim import CurveFamily
+from .report import NO_POWER, AuditResult
 
-__all__ = ["predicted_power", "POWER_THRESHOLD", "HALF_NOISE"]
+__all__ = ["predicted_power", "label_power", "POWER_THRESHOLD", "HALF_NOISE", "NO_POWER"]
 
 #: rows with a smaller predicted power are labelled "no power at this budget"
 POWER_THRESHOLD = 0.5
@@ -94,3 +105,36 @@ def predicted_power(estimator: str, family: CurveFamily, claimed_epsilon: float,
     if not math.isfinite(best):
         return 0.0
     return float(special.ndtr(best - special.ndtri(1.0 - alpha)))
+
+
+def label_power(result: AuditResult, target: object, targeted: bool = False) -> AuditResult:
+    """``result`` with the power rule applied (module docstring): ``details["power"]`` (the predicted power, or
+    None) and ``details["power_basis"]`` (which rule applied) recorded, and the verdict :data:`NO_POWER` for a
+    pass without evidence. A violation is never relabelled.
+
+    Parameters
+    ----------
+    result : AuditResult
+        An audit of ``target`` (its ``trials`` per side and ``confidence`` give the budget and the level).
+    target : AuditTarget
+        The audited target; its ``event`` (if any) gives the claimed curve the power is predicted from.
+    targeted : bool
+        A targeted attack whose correct outcome is ε_lb = 0 (norm-stress, robustness rows): not labelled.
+    """
+    if targeted:
+        return dataclasses.replace(result, details=dict(
+            result.details, power=None, power_basis="targeted attack: its planted variant must read VIOLATED "
+                                                    "(audits.robustness_checks, audits.solver_targets)"))
+    event = getattr(target, "event", None)
+    weak = result.eps_lower <= 0.0
+    if event is not None and result.estimator in _EVALUATED:
+        power = predicted_power(result.estimator, CurveFamily(event), result.claimed_epsilon, result.delta,
+                                result.trials, 1.0 - result.confidence)
+        basis = ("eps_lb > 0 and the predicted probability of flagging a release with half the claimed noise "
+                 f">= {POWER_THRESHOLD} (audits.power)")
+        weak = weak or power < POWER_THRESHOLD
+    else:
+        power, basis = None, "no privacy event to predict from: eps_lb > 0"
+    details = dict(result.details, power=power, power_basis=basis)
+    verdict = NO_POWER if weak and not result.violated else result.verdict
+    return dataclasses.replace(result, verdict=verdict, details=details)

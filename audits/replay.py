@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import mpmath
 import numpy as np
 
+from dpcore._validation import check_real_array
 from dpcore.events import GaussianEvent, PrivacyEvent
 
 from .exact_norms import exact, lp_norm, mirror_gradient, rounded_down, rounded_up
@@ -192,29 +193,57 @@ def mirror_difference(w0_out, w1_out, s: float, kappa: float, mu: float, d: int)
 
 
 # ------------------------------------------------------------------------------------------ datasets
+def _dataset(name: str, D: object) -> Dataset:
+    """``D`` = (X, y) as float64 copies: real (:func:`~dpcore._validation.check_real_array`: never a complex,
+    string or object array cast silently), finite, X of shape (n, d) with n ≥ 1 and y of n labels."""
+    if isinstance(D, (str, bytes)) or not hasattr(D, "__len__") or len(D) != 2:
+        raise ValueError(f"{name} must be a pair (X, y); got {type(D).__name__}")
+    X = np.array(check_real_array(f"{name} features X", D[0]), dtype=np.float64, copy=True)
+    y = np.array(check_real_array(f"{name} labels y", D[1]), dtype=np.float64, copy=True).ravel()
+    if X.ndim != 2 or X.shape[0] != y.shape[0] or X.shape[0] < 1:
+        raise ValueError(f"{name} must be (X, y) with X of shape (n, d), n >= 1, and y of shape (n,); got "
+                         f"{X.shape}, {y.shape}")
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf) in X and y")
+    return X, y
+
+
 def relation_of(D: Dataset, D1: Dataset) -> str:
-    n0, n1 = len(D[1]), len(D1[1])
+    """The neighbouring relation of a pair: ``"replace_one"`` (same size, exactly one record — features
+    and/or label — differs) or ``"add_remove"`` (``D1`` is ``D`` with one record appended last).
+
+    Raises
+    ------
+    ValueError
+        Naming ``D_prime`` for any other pair: identical datasets (nothing to compare), several records
+        changed, a size difference other than one appended record. Such a pair is not a neighbouring pair of
+        either relation, so a change above Δ on it would be a false alarm, and a change of 0 no evidence.
+    """
+    (X0, y0), (X1, y1) = D, D1
+    n0, n1 = len(y0), len(y1)
     if n0 == n1:
-        return "replace_one"
-    if n1 == n0 + 1 and np.array_equal(D1[0][:-1], D[0]) and np.array_equal(D1[1][:-1], D[1]):
-        return "add_remove"
+        changed = np.flatnonzero(np.any(X0 != X1, axis=1) | (y0 != y1))
+        if changed.size == 1:
+            return "replace_one"
+        if changed.size == 0:
+            raise ValueError("D_prime must differ from D in exactly one record; got identical datasets")
+        raise ValueError(f"D_prime must differ from D in exactly one record (replace_one); got {changed.size} "
+                         f"changed records, at rows {changed[:5].tolist()}{' ...' if changed.size > 5 else ''}")
+    if n1 == n0 + 1:
+        if np.array_equal(X1[:-1], X0) and np.array_equal(y1[:-1], y0):
+            return "add_remove"
+        raise ValueError("D_prime must be D with one record appended last (add_remove); its first "
+                         f"{n0} records differ from D's")
     raise ValueError("D_prime must replace one record of D (same size) or append one record to D (add/remove "
                      f"neighbours, the extra record last); got sizes {n0} and {n1}")
 
 
-def pair(D, D1) -> Tuple[Dataset, Dataset, str]:
-    out = []
-    for name, (X, y) in (("D", D), ("D_prime", D1)):
-        X = np.array(X, dtype=np.float64, copy=True)
-        y = np.array(y, dtype=np.float64, copy=True).ravel()
-        if X.ndim != 2 or X.shape[0] != y.shape[0] or X.shape[0] < 1:
-            raise ValueError(f"{name} must be (X, y) with X of shape (n, d) and y of shape (n,); got {X.shape}, "
-                             f"{y.shape}")
-        out.append((X, y))
-    if out[0][0].shape[1] != out[1][0].shape[1]:
-        raise ValueError(f"D and D_prime must have the same dimension; got {out[0][0].shape[1]} and "
-                         f"{out[1][0].shape[1]}")
-    return out[0], out[1], relation_of(*out)
+def pair(D: object, D1: object) -> Tuple[Dataset, Dataset, str]:
+    """Validated float64 copies of ``D``, ``D1`` and their relation (:func:`relation_of`)."""
+    A, B = _dataset("D", D), _dataset("D_prime", D1)
+    if A[0].shape[1] != B[0].shape[1]:
+        raise ValueError(f"D and D_prime must have the same dimension; got {A[0].shape[1]} and {B[0].shape[1]}")
+    return A, B, relation_of(A, B)
 
 
 def run_pair(solve: Callable, D: Dataset, D1: Dataset, seed: int, kwargs: dict, advance_smaller: bool = False):
@@ -229,14 +258,12 @@ def run_pair(solve: Callable, D: Dataset, D1: Dataset, seed: int, kwargs: dict, 
     return runs
 
 
-
-
 def differing_index(D: Dataset, D1: Dataset) -> int:
-    """The position of the record D and D′ differ in (the appended one under add/remove)."""
+    """The position of the record D and D′ differ in (the appended one under add/remove); the pair is one
+    :func:`pair` accepted, so exactly one record differs."""
     if len(D[1]) != len(D1[1]):
         return len(D[1])
-    rows = np.flatnonzero(np.any(D[0] != D1[0], axis=1) | (D[1] != D1[1]))
-    return int(rows[0]) if rows.size else 0
+    return int(np.flatnonzero(np.any(D[0] != D1[0], axis=1) | (D[1] != D1[1]))[0])
 
 
 def require_relation(relation: str, required: str, name: str) -> None:

@@ -4,8 +4,10 @@ Every audit answers one question — "is the claimed (ε, δ) consistent with wh
 see?" — and its record states the claim (ε, δ, neighbouring relation, noise family), how it was
 tested (estimator, attack statistic, trials, seed, confidence) and the answer: the lower confidence
 bound ``eps_lower``, the p-value of the null "the claim holds", and the verdict (``"violated"``
-when ``eps_lower`` exceeds the claimed ε, else ``"pass"``). A pass is not a proof of privacy: it
-only says this attack, at this budget, found no violation (Wang et al. 2024, "curator attack").
+when the estimator rejects the claim, e.g. ``eps_lower`` exceeds the claimed ε; else ``"pass"``, or
+``"no power"`` when the audit could not have shown a violation at its budget, :func:`audits.power.label_power`).
+A pass is not a proof of privacy: it only says this attack, at this budget, found no violation (Wang et
+al. 2024, "curator attack").
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ import numpy as np
 
 from dpcore.result import jsonable
 
-__all__ = ["AuditResult", "REPORT_KEYS", "append_record", "read_records", "format_table"]
+__all__ = ["AuditResult", "REPORT_KEYS", "NO_POWER", "append_record", "read_records", "format_table"]
+
+#: The verdict of an audit that rejected nothing but could not have shown a violation at its budget
+#: (:func:`audits.power.label_power`): no evidence either way.
+NO_POWER = "no power"
 
 #: Keys every JSON record carries (issue 5, "Command line and names").
 REPORT_KEYS = (
@@ -62,7 +68,9 @@ class AuditResult:
     p_value : float
         p-value of "the claimed ε holds" (small = evidence of a violation), rounded up.
     verdict : str
-        ``"violated"`` if ``eps_lower > claimed_epsilon`` else ``"pass"``.
+        ``"violated"`` if the estimator rejects the claim (``eps_lower > claimed_epsilon``, or the claimed
+        curve rejected); else ``"no power"`` when the audit had no evidence (:func:`audits.power.label_power`),
+        else ``"pass"``.
     trials : int
         Runs per side (``D`` and ``D′``) for the two-sample estimators; canaries for ``"one-run"``.
     seed : int

@@ -37,6 +37,7 @@ from dpcore._validation import check_choice, check_open_unit, check_positive_int
 
 from .fdp import CURVE_ESTIMATORS, claimed_event, estimate_against_curve
 from .pool import check_picklable, worker_pool
+from .power import label_power
 from .report import AuditResult
 from .results_file import ResultsFile, results_fields
 from .statistics import ESTIMATORS, estimate
@@ -202,8 +203,14 @@ def run_audit(
     progress: bool = False,
     results_path: "Optional[str | os.PathLike[str]]" = None,
     batch_size: Optional[int] = None,
+    targeted: bool = False,
 ) -> AuditResult:
     """Audit ``target``'s claimed (ε, δ) with ``trials`` runs per side (or canaries, one-run).
+
+    The verdict is ``"violated"`` when the estimator rejects the claim, ``"pass"`` when it does not *and* the
+    audit had evidence, ``"no power"`` otherwise (:func:`audits.power.label_power`: ε_lb = 0, or a predicted
+    power below :data:`audits.power.POWER_THRESHOLD` against half the claimed noise) — a pass of an audit
+    that could not have seen a violation is not evidence.
 
     Parameters
     ----------
@@ -240,6 +247,9 @@ def run_audit(
     batch_size : int, optional
         Trials per batch (default :data:`DEFAULT_BATCH_SIZE`): the unit of parallel work and of
         resuming. Part of the reproducibility key.
+    targeted : bool
+        ``target`` is one specific attack whose correct outcome is ε_lb = 0 and whose power a planted
+        variant shows (the norm-stress and robustness rows): exempt from the power rule.
 
     Returns
     -------
@@ -256,7 +266,9 @@ def run_audit(
     if estimator == "gdp" and target.noise_family != "gaussian":
         raise ValueError(
             f"estimator 'gdp' requires a Gaussian-noise claim (noise_family='gaussian'); target {target.name!r} has "
-            f"noise_family={target.noise_family!r}: use 'clopper-pearson' or 'one-run'"
+            f"noise_family={target.noise_family!r}: use "
+            + ("'curve' (its privacy event's certified trade-off curve), 'fdp-one-run', " if getattr(target, "event", None) is not None else "")
+            + "'clopper-pearson' or 'one-run'"
         )
     trials = check_positive_int("trials", trials, minimum=4)
     if trials > MAX_TRIALS:
@@ -307,7 +319,7 @@ def run_audit(
         est = estimate(estimator, data, delta=target.delta, confidence=confidence, claimed_epsilon=claimed,
                        noise_family=target.noise_family)
         verdict = "violated" if est.eps_lower > claimed else "pass"
-    return AuditResult(
+    return label_power(AuditResult(
         target=str(target.name),
         claimed_epsilon=claimed,
         delta=float(target.delta),
@@ -324,4 +336,4 @@ def run_audit(
         wall_time=time.perf_counter() - start,
         details=dict(est.details, batches=len(sizes), batch_size=batch_size),
         samples=data,
-    )
+    ), target, targeted=bool(targeted))

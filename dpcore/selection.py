@@ -87,39 +87,74 @@ def _log_inverse_gamma(gamma: float) -> float:
     return -math.log(gamma)
 
 
+#: log of float64's smallest normal number: γ below it is refused (it would underflow, or lose its digits).
+_LOG_TINY = math.log(2.2250738585072014e-308)
+
+
+def _x_over_expm1(x: float) -> float:
+    """x/(eˣ − 1), stable for every float x: 1 at x = 0 and for |x| below the subnormal range, e^{−x}·x/(1 − e^{−x})
+    for large x (no overflow)."""
+    if x == 0.0:
+        return 1.0
+    if x > 700.0:
+        return x * math.exp(-x) / -math.expm1(-x)
+    return x / math.expm1(x)
+
+
+def _eta_ratio(log_g: float, shape: float) -> float:
+    """η/(γ^{−η} − 1) for log γ < 0, written (−η·log γ)/(e^{−η log γ} − 1)/(−log γ) so that every η — tiny
+    (1e-320: no division by an underflowed γ^{−η} − 1), 0 (the logarithmic limit 1/log(1/γ)) or near −1 —
+    keeps its digits."""
+    return _x_over_expm1(-shape * log_g) / -log_g
+
+
+def _log_tnb_mean(log_g: float, shape: float) -> float:
+    """log E[K] of the truncated negative binomial D_{η,γ} (Papernot & Steinke, §2) from L = log γ ≤ 0.
+
+    E[K] = η(1 − γ)/(γ(1 − γ^η)) and, with x = η·L, η/(1 − γ^η) = (x/(eˣ − 1))/(−L), so
+    log E[K] = log(1 − γ) − L + log(x/(eˣ − 1)) − log(−L) (η = 0: x = 0, the logarithmic (1/γ − 1)/log(1/γ)):
+    stable for γ far below the float64 range, η near −1 and tiny η (no division by an underflowed 1 − γ^η)."""
+    if log_g >= 0.0:
+        return 0.0
+    x = shape * log_g
+    return math.log(-math.expm1(log_g)) - log_g + math.log(_x_over_expm1(x)) - math.log(-log_g)
+
+
 def _tnb_mean(gamma: float, shape: float) -> float:
-    """E[K] of the truncated negative binomial D_{η,γ} (Papernot & Steinke, §2): η(1 − γ)/(γ(1 − γ^η))
-    for η ≠ 0 and (1/γ − 1)/log(1/γ) for η = 0, written with expm1 so that small η and γ near 1 keep
-    their digits."""
+    """E[K] of the truncated negative binomial D_{η,γ} (:func:`_log_tnb_mean`)."""
     if gamma >= 1.0:
         return 1.0
-    log_g = math.log(gamma)
-    if shape == 0.0:
-        return (1.0 - gamma) / (gamma * -log_g)
-    return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * log_g))
+    return math.exp(_log_tnb_mean(math.log(gamma), shape))
 
 
 def _solve_gamma(mean: float, shape: float) -> float:
     """γ ∈ (0, 1] with E[K] = ``mean`` for D_{η,γ}, by bisection in log γ (E[K] decreases in γ).
 
     The returned γ is the one the sampler uses and the accountant charges (both read it from the
-    event), so the root's accuracy only moves E[K] by a few ulps; the accountant uses E[K] of this γ."""
+    event), so the root's accuracy only moves E[K] by a few ulps; the accountant uses E[K] of this γ.
+    A γ below float64's smallest normal number (η near −1 needs γ ≈ mean^{−1/(1+η)}) is refused."""
     if mean == 1.0:
         return 1.0
-    lo, hi = -1.0, 0.0  # log γ bracket: grow lo until E[K](e^lo) ≥ mean
-    while _tnb_mean(math.exp(lo), shape) < mean:
-        lo *= 2.0
-        if lo < -1e4:
-            raise ValueError(f"mean={mean!r} is too large for shape={shape!r} (gamma underflows)")
+    target = math.log(mean)
+    lo, hi = _LOG_TINY, 0.0  # log γ bracket: E[K] at lo must reach the mean
+    if _log_tnb_mean(lo, shape) < target:
+        raise ValueError(f"shape must be farther from -1, or the mean number of runs smaller: for mean {mean!r} and "
+                         f"shape {shape!r} the truncated negative binomial's gamma is below float64's smallest "
+                         f"normal number 2.2e-308; got shape={shape!r}")
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):
             break
-        if _tnb_mean(math.exp(mid), shape) >= mean:
+        if _log_tnb_mean(mid, shape) >= target:
             lo = mid
         else:
             hi = mid
-    return math.exp(lo)
+    gamma = math.exp(lo)
+    if not abs(_tnb_mean(gamma, shape) - mean) <= 1e-9 * mean:  # γ rounds to 1 (η huge): K ≡ 1, not this mean
+        raise ValueError(f"shape must be smaller for mean {mean!r}: with shape {shape!r} the truncated negative "
+                         f"binomial's gamma rounds to 1 in float64 (E[K] would be {_tnb_mean(gamma, shape)!r}, not "
+                         f"{mean!r}); got shape={shape!r}")
+    return gamma
 
 
 @dataclass(frozen=True)
@@ -189,8 +224,7 @@ class RepeatAndSelectEvent(_WrapperEvent):
             return 1
         u = float(rng.random())
         g, eta = self.gamma, self.shape
-        log_g = math.log(g)
-        p = (1.0 - g) / -log_g if eta == 0.0 else eta * (1.0 - g) / math.expm1(-eta * log_g)
+        p = -math.expm1(math.log(g)) * _eta_ratio(math.log(g), eta)  # p(1) = η(1 − γ)/(γ^{−η} − 1)
         k, cdf = 1, p
         while cdf < u and p > 0.0:
             p *= (1.0 - g) * (k + eta) / (k + 1)

@@ -9,7 +9,7 @@ import pytest
 import dpcore
 from algorithms import DPLogisticRegression, dp_gd
 from algorithms.auto_solver import CONSTANT_BELOW, LowSignalWarning, choose_solver, private_constant
-from algorithms.model_selection import _check_curve, candidate_grid, tuning_event
+from algorithms.model_selection import NoTuningRunWarning, _check_curve, candidate_grid, tuning_event
 from algorithms.synthetic import make_classification
 from dpcore.events import ComposedEvent, GaussianEvent, SelfComposedEvent
 from dpcore.selection import RepeatAndSelectEvent
@@ -113,11 +113,59 @@ def test_tune_is_accounted_and_states_its_shares():
     assert m.score(X, y) > 0.6
 
 
+def test_poisson_tuning_with_no_run_returns_the_accounted_constant_and_warns():
+    """Papernot–Steinke's Poisson variant draws K = 0 (here seed 34, P = e^-3): before, the fit silently returned
+    an all-zero model (solver_ 'none', accuracy 0.464 here); now the accounted fallback — the Gaussian class
+    count — is the model, one warning says so, and the fallback's cost is part of privacy_ (<= epsilon)."""
+    X, y, _ = make_classification(500, 4, seed=1)
+    with pytest.warns(NoTuningRunWarning, match=r"Poisson\(mean 3\) came out 0 \(probability exp\(-3\) = 0\.0498"):
+        m = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune={"distribution": "poisson", "candidates": 3},
+                                 random_state=34).fit(X, y)
+    t = m.tuning_
+    assert t["runs"] == 0 and m.solver_ == "constant" and t["chosen"] == {"constant": True, "fallback": True}
+    majority = 1.0 if np.mean(y > 0) > 0.5 else -1.0
+    assert np.all(m.coef_ == 0) and np.sign(m.intercept_) == majority
+    assert np.all(m.predict(X) == majority) and m.score(X, y) == pytest.approx(max(np.mean(y > 0), np.mean(y < 0)))
+    # the fallback count (multiplier z0) is accounted on top of the selection, and the whole stays within epsilon
+    z0, zs = t["noise_multiplier"], t["score_noise_multiplier"]
+    assert t["fallback_noise_multiplier"] == z0
+    selection = RepeatAndSelectEvent(ComposedEvent([GaussianEvent(z0, "replace_one"), GaussianEvent(zs, "replace_one")]),
+                                     3.0, math.inf)
+    whole = ComposedEvent([selection, GaussianEvent(z0, "replace_one")])
+    assert dpcore.get_epsilon(whole, 1e-5, accountant="rdp").epsilon == pytest.approx(m.privacy_.epsilon, rel=1e-12)
+    assert dpcore.get_epsilon(selection, 1e-5, accountant="rdp").epsilon < m.privacy_.epsilon <= 1.0
+    orders = np.array([2.0, 8.0, 32.0])  # RDP of the fallback: exactly alpha / (2 z0^2) on top of the selection's
+    extra = dpcore.compute_rdp(whole, orders) - dpcore.compute_rdp(selection, orders)
+    assert np.allclose(extra, orders / (2 * z0**2), rtol=1e-9)
+
+
+def test_tuning_without_k_zero_has_no_fallback():
+    """Distributions with K >= 1 release no fallback and account none (tuning_event is the selection itself)."""
+    ev = tuning_event(2.0, 4.0, 3.0, "geometric", None)
+    assert isinstance(ev, RepeatAndSelectEvent)
+    poisson = tuning_event(2.0, 4.0, 3.0, "poisson", None)
+    assert isinstance(poisson, ComposedEvent) and poisson.events[1].noise_multiplier == 2.0
+
+
 @pytest.mark.parametrize("tune", ["yes", -1, 0.5, {"candidates": 3, "bogus": 1}, {"score_share": 1.5}])
 def test_bad_tune_is_a_value_error(tune):
     X, y, _ = make_classification(200, 3, seed=0)
     with pytest.raises(ValueError, match="tune|mean|candidates|score_share"):
         DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune=tune, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(tune=math.nan), "^tune must be"),  # was "mean must not be NaN"
+    (dict(tune=math.inf), "^tune must be"),
+    (dict(tune=True, epsilon=1e-300), "^epsilon=1e-300 .* too small for tune"),  # was "target_epsilon ... noise_multiplier"
+    (dict(tune={"distribution": "truncated_negative_binomial", "shape": -0.999999}), "^tune shape must be farther"),
+    (dict(tune={"candidates": 1e10}), "^tune candidates must be in"),
+])
+def test_tune_errors_name_the_estimators_parameters(kw, match):
+    X, y, _ = make_classification(200, 3, seed=0)
+    kw = {"epsilon": 1.0, **kw}
+    with pytest.raises(ValueError, match=match):
+        DPLogisticRegression(classes=[-1, 1], random_state=0, **kw).fit(X, y)
 
 
 def test_tuning_event_matches_the_selection_module():

@@ -69,7 +69,7 @@ def test_correct_adassp_passes_and_planted_bug_is_caught_by_the_same_attack():
     trials = pb.CATALOGUE[BUG].trials
     correct = run_audit(tg.solver_target("adassp", 1.0, 1e-5), trials, estimator="clopper-pearson", seed=0,
                         batch_size=50)
-    assert correct.verdict == "pass" and correct.eps_lower <= correct.claimed_epsilon
+    assert not correct.violated and correct.eps_lower <= correct.claimed_epsilon
     target = tg.solver_target("adassp", 1.0, 1e-5, planted=BUG)
     assert target.name == f"adassp[{BUG}]" and target.claimed_epsilon == correct.claimed_epsilon
     planted = run_audit(target, trials, estimator=pb.CATALOGUE[BUG].estimator, seed=0, batch_size=50)
@@ -146,7 +146,7 @@ def test_correct_joint_adassp_passes_and_planted_bug_is_caught_by_the_same_attac
     trials = pb.CATALOGUE[JOINT_BUG].trials
     correct = run_audit(tg.solver_target("adassp_joint", 1.0, 1e-5), trials, estimator="clopper-pearson", seed=0,
                         batch_size=100)
-    assert correct.verdict == "pass" and correct.eps_lower <= correct.claimed_epsilon
+    assert not correct.violated and correct.eps_lower <= correct.claimed_epsilon
     planted = run_audit(tg.solver_target("adassp_joint", 1.0, 1e-5, planted=JOINT_BUG), trials,
                         estimator="clopper-pearson", seed=0, batch_size=100)
     assert planted.verdict == "violated" and planted.eps_lower > planted.claimed_epsilon, planted

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, example, find, given, reject, settings
 from hypothesis import strategies as st
 
-from audits.conformance import COVERAGE, SOLVERS, check_solver
+from audits.conformance import COVERAGE, SOLVERS, check_solver, library_solver
 from audits.exact_norms import exact, lp_norm, mirror_gradient, rounded_down, rounded_up
 from audits.planted_bugs import REPLAY_PLANTED, replay_planted
 from audits.replay import differing_index
@@ -346,7 +346,8 @@ def test_hypothesis_search_finds_the_planted_bugs(bug, name, kw):
 @pytest.mark.parametrize("name", [s for s in SOLVERS])
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 def test_non_finite_records_are_refused_before_the_run(name, bad):
-    """A NaN / ±inf feature or label is refused with ValueError before any noise is drawn (nothing is released)."""
+    """A NaN / ±inf feature or label is refused with ValueError before any noise is drawn (nothing is released):
+    by the harness (naming D_prime) and by the library solver itself."""
     X = np.eye(3)[[0, 1, 2, 0]]
     y = np.array([1.0, -1.0, 1.0, -1.0])
     public = {"data_norm_bound": 1.0} if name in BOUND_SOLVERS else {}
@@ -354,13 +355,58 @@ def test_non_finite_records_are_refused_before_the_run(name, bad):
         public["target_bound"] = 1.0
     if name == "DPMLPClassifier":
         public["classes"] = [-1.0, 1.0]
+    if "mirror" in name:
+        public["p"] = 1.5
+    solver = library_solver(name)
     for X1, y1 in ((X.copy(), y), (X, y.copy())):
         if X1 is not X:
             X1[2, 1] = bad
         else:
             y1[2] = bad
-        with pytest.raises(ValueError, match="finite|labels"):
+        with pytest.raises(ValueError, match="D_prime must contain only finite"):
             check_solver(name, (X, y), (X1, y1), seed=0, **public)
+        with pytest.raises(ValueError, match="finite|labels"):
+            if isinstance(solver, type):
+                solver(epsilon=1.0, delta=1e-5, random_state=0, **public).fit(X1, y1)
+            else:
+                solver(X1, y1, epsilon=1.0, delta=1e-5, rng=0, **public)
+
+
+def _two_labels_flipped():
+    """Six identical records; flipping two labels changes the clipped gradient sum by 2·(2C): twice dp_gd's Δ.
+    Before the pair was validated, check_solver replayed it and reported the correct dp_gd "violated", ratio 2.0."""
+    X = np.tile([[0.6, 0.8]], (6, 1))
+    y = np.ones(6)
+    y2 = y.copy()
+    y2[:2] = -1.0
+    return (X, y), (X, y2)
+
+
+@pytest.mark.parametrize("make_pair, match", [
+    (_two_labels_flipped, "exactly one record .*2 changed records"),
+    (lambda: ((np.eye(3), np.ones(3)), (np.eye(3), np.ones(3))), "identical datasets"),
+    (lambda: ((np.eye(3), np.ones(3)), (np.eye(3) + 0j, np.ones(3))), "D_prime features X .*complex"),
+    (lambda: ((np.eye(3), np.ones(3)), (np.eye(3).astype(str), np.ones(3))), "D_prime features X .*strings"),
+    (lambda: ((np.eye(3), np.ones(3)), (np.eye(3), np.array(["1", "1", "-1"]))), "D_prime labels y .*strings"),
+    (lambda: ((np.eye(3), np.ones(3)), (np.eye(3)[[0, 1, 2, 0, 1]], np.ones(5))), "sizes 3 and 5"),
+    (lambda: ((np.eye(3), np.ones(3)), (np.eye(3)[[1, 0, 2, 0]], np.ones(4))), "appended last"),
+    (lambda: ((np.eye(3), np.ones(3)), np.eye(3)), "D_prime must be a pair"),
+])
+def test_pairs_that_are_not_neighbours_are_refused(make_pair, match):
+    """Issue 21 review: a non-neighbouring pair gave a false alarm (two labels flipped: "violated", ratio 2.0),
+    complex / string data was cast silently, and identical datasets "conformed"; each is now a ValueError."""
+    D, D1 = make_pair()
+    with pytest.raises(ValueError, match=match):
+        check_solver("dp_gd", D, D1, seed=0, clip_norm=0.1)
+
+
+def test_one_flipped_label_of_the_same_records_conforms_at_ratio_one():
+    """The neighbour of the false-alarm pair above (one label flipped) is accepted and conforms with ratio 1:
+    Δ = 2C is attained, not exceeded."""
+    (X, y), (_, y2) = _two_labels_flipped()
+    y2[1] = 1.0
+    report = check_solver("dp_gd", (X, y), (X, y2), seed=0, clip_norm=0.1)
+    assert report.verdict == "conforms" and report.worst.ratio == pytest.approx(1.0, rel=1e-9)
 
 
 BOUND_SOLVERS = ("output_perturbation_gd", "objective_perturbation", "approximate_minima_perturbation",

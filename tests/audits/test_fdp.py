@@ -176,7 +176,8 @@ def test_cli_audit_plot(tmp_path, capsys):
     path = tmp_path / "audit.png"
     argv = ["audit", "mechanism", "subsampled-gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "4000",
             "--plot", str(path)]
-    assert main(argv) == 0 and path.read_bytes()[:4] == b"\x89PNG"
+    # 4000 trials see nothing of this correct release (eps_lb = 0): "no power", exit 3 — the plot is still drawn
+    assert main(argv) == 3 and path.read_bytes()[:4] == b"\x89PNG"
     assert main(argv) == 2 and "refusing to overwrite" in capsys.readouterr().err
     one_run = ["audit", "mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--trials", "100",
                "--estimator", "one-run", "--plot", str(tmp_path / "x.png")]

@@ -246,6 +246,54 @@ def test_bad_parameters_name_the_argument(kwargs, name):
         RepeatAndSelectEvent(GAUSS, **kwargs)
 
 
+# The truncated negative binomial's E[K] in mpmath (60 digits), 1 − γ^η as −expm1(η log γ): (γ, η, E[K]).
+_TNB_REFERENCE = [(g, eta) for g in (1e-300, 1e-10, 0.3, 0.999999) for eta in (-0.999999, -0.5, 1e-320, 0.0, 1.0, 1e6)]
+
+
+def test_tnb_mean_is_stable_near_the_ends_of_its_range():
+    """E[K] against mpmath at γ from 1e-300 to 1 − 1e-6 and η from −0.999999 (γ^η overflows) through 1e-320
+    (1 − γ^η underflows: the logarithmic limit) to 1e6; before, η = 1e-320 divided by zero."""
+    import mpmath
+
+    from dpcore.selection import _tnb_mean
+
+    with mpmath.workdps(60):
+        for g, eta in _TNB_REFERENCE:
+            G, E = mpmath.mpf(g), mpmath.mpf(eta)
+            ref = (1 / G - 1) / mpmath.log(1 / G) if eta == 0 else E * (1 - G) / (G * -mpmath.expm1(E * mpmath.log(G)))
+            assert _tnb_mean(g, eta) == pytest.approx(float(ref), rel=1e-12), (g, eta)
+
+
+@pytest.mark.parametrize("mean,shape,match", [
+    (10.0, -0.999, "shape must be farther from -1"),  # γ ≈ 10^-1000: was "math domain error"
+    (5.0, -0.99999, "shape must be farther from -1"),
+    (3.0, 1e300, "shape must be smaller"),  # γ rounds to 1: K ≡ 1, not a mean of 3 (was accepted silently)
+])
+def test_shapes_beyond_float64_are_refused_naming_shape(mean, shape, match):
+    with pytest.raises(ValueError, match=match):
+        RepeatAndSelectEvent(GAUSS, mean, shape)
+
+
+def test_tiny_shape_is_the_logarithmic_limit():
+    """η = 1e-320 with mean 1e9 (was ZeroDivisionError): the γ, E[K] and draws of the logarithmic distribution."""
+    tiny, log = RepeatAndSelectEvent(GAUSS, 1e9, 1e-320), RepeatAndSelectEvent(GAUSS, 1e9, 0.0)
+    assert tiny.gamma == pytest.approx(log.gamma, rel=1e-12) and tiny.expected_count == pytest.approx(1e9, rel=1e-12)
+    draws = [ev.sample_count(np.random.default_rng(5)) for ev in (tiny, log)]
+    assert draws[0] == draws[1] >= 1
+    near = RepeatAndSelectEvent(GAUSS, 10.0, -0.9)  # η near −1 within range: γ ≈ 3.5e-11, E[K] exact
+    assert near.expected_count == pytest.approx(10.0, rel=1e-12)
+
+
+def test_cli_tune_shape_out_of_float_range_is_one_line_naming_the_flag(capsys):
+    from dpcore.cli import main
+
+    argv = ["calibrate", "--epsilon", "2", "--delta", "1e-5", "--sampling-rate", "0.01", "--steps", "100",
+            "--tune-candidates", "10", "--tune-distribution", "truncated-negative-binomial", "--tune-shape", "-0.99999"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("dpcore: error: --tune-shape must be farther from -1") and "\n" not in err
+
+
 def test_selection_event_helper():
     assert selection_event(GAUSS, 5, "poisson").shape == math.inf
     assert selection_event(GAUSS, 5, "logarithmic").shape == 0.0
