@@ -26,7 +26,7 @@ import numpy as np
 from scipy import special
 
 import dpcore
-from dpcore.pld.tradeoff import RISK_SETTINGS, tradeoff_curve
+from dpcore.pld.tradeoff import RISK_SETTINGS, UPPER_SETTINGS, tradeoff_curve
 from dpcore.risk import plot_tradeoff, risk
 
 ALPHAS = (1e-4, 1e-3, 1e-2, 0.1)
@@ -46,7 +46,7 @@ def gaussian_rows() -> None:
 
 
 def gap_rows(settings_list) -> None:
-    print("| settings (points/sd, bulk, extended uses) | max gap at FPR >= 1e-6 | at FPR | CPU s |")
+    print("| settings (target gap, longest window) | max gap at FPR >= 1e-6 | at FPR | CPU s |")
     print("|---|---|---|---|")
     for settings in settings_list:
         start = time.process_time()
@@ -110,8 +110,7 @@ def main() -> None:
     args = parser.parse_args()
     gaussian_rows()
     print()
-    gap_rows([(192, 4096, 1 << 30), (768, 16384, 1 << 30), (1024, 32768, 1 << 30), RISK_SETTINGS,
-              (1536, 65536, 1 << 30)])
+    gap_rows([(4e-3, 1 << 20), UPPER_SETTINGS, (5e-4, 1 << 20), RISK_SETTINGS, (1e-4, 1 << 20)])
     print()
     timing_rows(args.repeats)
     if args.plot:
