@@ -22,7 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from dpcore._validation import check_delta
-from dpcore.risk import dp_tpr_bound
+from dpcore.risk import dp_tpr_bound, finish_tradeoff_axes
 
 from .report import AuditResult
 from .statistics import roc_curve
@@ -163,15 +163,8 @@ def plot_curve_test(result: AuditResult, *, ax: Any = None, log: bool = True) ->
         (f0, f1), (t0, t1) = point["fpr_interval"], point["tpr_interval"]
         ax.add_patch(_rectangle(f0, t0, f1 - f0, t1 - t0, label=None if i else f"{1 - level:.4g} boxes (each)"))
         ax.plot([point["fpr"]], [point["tpr"]], "k.", ms=4)
-    if log:
-        ax.set_xscale("log")
-        ax.set_xlim(floor, 1.0)
-    ax.set_ylim(0.0, 1.0)
-    ax.set_xlabel("false-positive rate")
-    ax.set_ylabel("true-positive rate")
-    ax.set_title(f"{result.target}: p = {result.p_value:.3g} ({result.verdict})")
-    ax.legend(loc="lower right", fontsize="small")
-    return ax
+    return finish_tradeoff_axes(ax, floor=floor, log=log, ylabel="true-positive rate",
+                                title=f"{result.target}: p = {result.p_value:.3g} ({result.verdict})")
 
 
 def _rectangle(x: float, y: float, w: float, h: float, label: Any):

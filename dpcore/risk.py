@@ -47,6 +47,7 @@ __all__ = [
     "exact_gdp_mu",
     "dp_tpr_bound",
     "gdp_tpr_bound",
+    "finish_tradeoff_axes",
     "plot_tradeoff",
 ]
 
@@ -488,12 +489,19 @@ def plot_tradeoff(
     if math.isfinite(mu):
         ax.plot(a, gdp_tpr_bound(a, mu), "C2:", lw=1.5, label=f"{mu:.3g}-GDP curve")
     ax.plot(a, a, color="0.6", lw=0.8, label="coin flip (TPR = FPR)")
+    return finish_tradeoff_axes(ax, floor=report.fpr_floor, log=log, ylabel="true-positive rate of the best attack",
+                                title=f"attack risk ({report.relation})")
+
+
+def finish_tradeoff_axes(ax: Any, *, floor: float, log: bool, ylabel: str, title: str) -> Any:
+    """Axes of a trade-off plot (FPR from ``floor`` to 1, logarithmic if ``log``; TPR in [0, 1]),
+    labels, title and legend; returns ``ax``. Shared by :func:`plot_tradeoff` and the audits' plots."""
     if log:
         ax.set_xscale("log")
-        ax.set_xlim(report.fpr_floor, 1.0)
+        ax.set_xlim(floor, 1.0)
     ax.set_ylim(0.0, 1.0)
     ax.set_xlabel("false-positive rate")
-    ax.set_ylabel("true-positive rate of the best attack")
-    ax.set_title(f"attack risk ({report.relation})")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(loc="lower right", fontsize="small")
     return ax
