@@ -365,8 +365,11 @@ def _epsilon_loader(args: argparse.Namespace) -> int:
             bounds = shuffle_bounds(args.noise_multiplier, schedule["num_batches"], schedule["units"], args.delta)
         record["epsilon_lower_bound"] = bounds.lower
         record["epsilon_if_poisson_not_a_guarantee"] = bounds.poisson
-        record["note"] = ("epsilon is the valid bound (no amplification); the true epsilon of the shuffled run is "
-                          "at least epsilon_lower_bound; the Poisson number is not a guarantee for shuffling")
+        record["note"] = ("epsilon is the valid bound (no amplification) for replace_one neighbours, the noise "
+                          "multiplier relative to twice the clip norm (adding a record moves the batch boundaries: "
+                          "no add_remove bound is claimed); the true epsilon of the shuffled run is at least "
+                          "epsilon_lower_bound; the Poisson number (add_remove, same noise) is not a guarantee for "
+                          "shuffling")
     emit(args, record, f"Privacy of DP-SGD with {args.sampling} batches")
     return 0
 
@@ -615,7 +618,8 @@ def _add_sampling(p: argparse.ArgumentParser, loaders: bool = True) -> None:
                    help="batch sampling scheme (default poisson)" + (
                        "; random-allocation (balls-in-bins), truncated-poisson, shuffle and with-replacement take "
                        "--dataset-size, --batch-size and --epochs or --steps (the rate and steps are derived from "
-                       "them)" if loaders else ""))
+                       "them); shuffle, with-replacement and without-replacement are accounted under replace_one, "
+                       "--noise-multiplier relative to twice the clip norm" if loaders else ""))
     p.add_argument("--dataset-size", type=integer_type, default=None,
                    help="n, the number of records (--sampling without-replacement: batch = q*n; the loader samplers)")
     if loaders:

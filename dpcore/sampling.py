@@ -8,13 +8,20 @@ from the sampler and asks the same object for the event, so the accounted sample
 ran. All schedule parameters (rate, batch size, batches per epoch) are public; ``dataset_size`` is
 the number of records indexed.
 
+Relations. Shuffling is accounted under replace_one only: adding a record moves the boundaries of
+the split (:class:`~dpcore.events.ShuffledBatchesEvent`). Random allocation holds under add_remove
+because each record's steps are drawn independently of the others from a public number of steps
+per epoch T: an added record changes no other record's allocation. T must not be derived from the
+private record count — :func:`make_sampler` derives it from the *declared* ``dataset_size``, a
+public constant (as the truncated-Poisson bound N is), not from len(data).
+
 ===========================  ============================================  =====================================
 sampler                      event per unit                                relation (noise relative to)
 ===========================  ============================================  =====================================
 :class:`PoissonSampler`      ``PoissonSampledEvent(step, q)`` per step      add_remove (one clip norm)
 :class:`FixedSizeSampler`    ``SampledWithoutReplacementEvent`` per step    replace_one (twice the clip norm)
-:class:`ShuffleSampler`      ``ShuffledBatchesEvent(step, T)`` per epoch    add_remove (no amplification claimed)
-:class:`BallsInBinsSampler`  ``RandomAllocationEvent(step, T, k)`` / epoch  add_remove
+:class:`ShuffleSampler`      ``ShuffledBatchesEvent(step, T)`` per epoch    replace_one (no amplification claimed)
+:class:`BallsInBinsSampler`  ``RandomAllocationEvent(step, T, k)`` / epoch  add_remove, T public and fixed
 :class:`TruncatedPoissonSampler`  ``TruncatedPoissonSampledEvent`` per step add_remove
 :class:`WithReplacementSampler`   ``SampledWithReplacementEvent`` per step  replace_one
 ===========================  ============================================  =====================================
@@ -28,7 +35,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from ._validation import check_positive_int, check_relation, check_sampling_rate
+from ._validation import check_positive_int, check_sampling_rate
 from .events import (
     NoOpEvent,
     PoissonSampledEvent,
@@ -245,16 +252,17 @@ class WithReplacementSampler(FixedSizeSampler):
 
 class ShuffleSampler(BatchSampler):
     """Each epoch a uniformly random permutation cut into ``num_batches`` batches of sizes
-    ⌊n/T⌋ or ⌈n/T⌉ (what a shuffling data loader does). Accounted with no amplification
-    (:class:`~dpcore.events.ShuffledBatchesEvent`); :func:`dpcore.shuffle_bounds.shuffle_bounds`
-    shows the lower bound and the Poisson number beside it."""
+    ⌊n/T⌋ or ⌈n/T⌉ (what a shuffling data loader does). Accounted with no amplification under
+    replace_one (noise relative to twice the clip norm; :class:`~dpcore.events.ShuffledBatchesEvent`
+    says why add_remove is not valid); :func:`dpcore.shuffle_bounds.shuffle_bounds` shows the lower
+    bound and the Poisson number beside it."""
 
     name = "shuffle"
+    relation = "replace_one"
 
-    def __init__(self, dataset_size: int, num_batches: int, rng: object = None, relation: str = "add_remove") -> None:
+    def __init__(self, dataset_size: int, num_batches: int, rng: object = None) -> None:
         super().__init__(dataset_size, rng)
         self.num_batches = check_positive_int("num_batches", num_batches)
-        self.relation = check_relation("relation", relation)
         self.steps_per_unit = self.num_batches
 
     def _draw_unit(self, rng):
@@ -315,7 +323,9 @@ def make_sampler(name: str, *, dataset_size: int, batch_size: Optional[int] = No
                  max_batch_size: Optional[int] = None, num_selected: int = 1) -> BatchSampler:
     """A sampler from a data loader's public description: ``dataset_size`` records and a (nominal)
     ``batch_size`` b. Poisson-type samplers use rate b/N; epoch samplers ⌈N/b⌉ batches per epoch;
-    ``max_batch_size`` (truncated Poisson) defaults to ⌈1.2·b⌉."""
+    ``max_batch_size`` (truncated Poisson) defaults to ⌈1.2·b⌉. Under add_remove (random
+    allocation, Poisson, truncated Poisson) ``dataset_size`` is a declared public constant, not the
+    private record count: the schedule derived from it must not change when a record is added."""
     from ._validation import check_choice
 
     name = check_choice("sampling", name, SAMPLERS)

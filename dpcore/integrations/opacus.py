@@ -13,10 +13,11 @@ that one with dpcore's certified accountants::
     engine.get_epsilon(1e-5)                             # valid for shuffled batches
 
 ``sampling``: ``"poisson"`` (Opacus's DPDataLoader), ``"shuffle"`` (a shuffling DataLoader; no
-amplification — :mod:`dpcore.shuffle_bounds`), ``"random-allocation"`` (balls-in-bins),
+amplification, replace_one — :mod:`dpcore.shuffle_bounds`), ``"random-allocation"`` (balls-in-bins),
 ``"truncated-poisson"`` (needs ``dataset_size`` and ``max_batch_size``), ``"without-replacement"``
-and ``"with-replacement"`` (fixed batches of q·N records; replace_one, so the noise multiplier,
-relative to the clip norm C, is halved against the 2C sensitivity). Epoch samplers take
+and ``"with-replacement"`` (fixed batches of q·N records; replace_one). Under replace_one (these
+two and shuffle, whose add_remove bound does not hold: :class:`~dpcore.events.ShuffledBatchesEvent`)
+Opacus's noise multiplier, relative to the clip norm C, is halved against the 2C sensitivity. Epoch samplers take
 T = round(1/q) batches per epoch; a started epoch is accounted in full and with the smallest noise
 multiplier used in it. :meth:`DpcoreAccountant.for_sampler` binds the accountant to a
 :class:`dpcore.sampling.BatchSampler` and refuses steps whose rate does not match it.
@@ -194,10 +195,12 @@ class DpcoreAccountant:
                     used = 0
                 epochs[-1] = (min(epochs[-1][0], sigma), per)
                 used += 1
-        wrap = ShuffledBatchesEvent if self.sampling == "shuffle" else RandomAllocationEvent
         parts: List[Tuple[PrivacyEvent, int]] = []
         for sigma, per in epochs:
-            unit = wrap(GaussianEvent(sigma), per)
+            if self.sampling == "shuffle":  # replace_one: sensitivity 2C
+                unit = ShuffledBatchesEvent(GaussianEvent(sigma / 2.0, relation="replace_one"), per)
+            else:
+                unit = RandomAllocationEvent(GaussianEvent(sigma), per)
             if parts and parts[-1][0] == unit:
                 parts[-1] = (unit, parts[-1][1] + 1)
             else:

@@ -32,7 +32,9 @@ def test_the_sampler_the_loader_uses_is_the_one_accounted():
     balls = _run(DpcoreAccountant("random-allocation"), 250)
     poisson = _run(DpcoreAccountant("poisson"), 250)
     # a started epoch counts in full: 3 epochs of 100 batches
-    assert shuffle.event() == SelfComposedEvent(dpcore.ShuffledBatchesEvent(GaussianEvent(1.0), 100), 3)
+    # shuffling is accounted under replace_one (sensitivity 2C: Opacus's multiplier 1.0 is 0.5 of it)
+    assert shuffle.event() == SelfComposedEvent(
+        dpcore.ShuffledBatchesEvent(GaussianEvent(0.5, relation="replace_one"), 100), 3)
     assert shuffle.get_epsilon(1e-5) > 3 * poisson.get_epsilon(1e-5)  # no amplification claimed for shuffling
     assert balls.get_epsilon(1e-5) < shuffle.get_epsilon(1e-5)
     # noise schedules: an epoch is accounted at its smallest noise multiplier

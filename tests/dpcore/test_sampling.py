@@ -78,8 +78,10 @@ def test_shuffle_each_record_once_per_epoch_and_fixed_sizes():
         batches = sampler.epoch()
         assert sorted(np.concatenate(batches).tolist()) == list(range(103))
         assert {b.size for b in batches} <= {10, 11}
-    assert sampler.privacy_event(GaussianEvent(1.0)) == dpcore.SelfComposedEvent(
-        ShuffledBatchesEvent(GaussianEvent(1.0), 10), 5)
+    step = GaussianEvent(1.0, relation="replace_one")  # shuffling: replace_one (the split moves under add_remove)
+    assert sampler.privacy_event(step) == dpcore.SelfComposedEvent(ShuffledBatchesEvent(step, 10), 5)
+    with pytest.raises(ValueError, match="replace_one"):
+        sampler.privacy_event(GaussianEvent(1.0))
 
 
 def test_fixed_size_and_with_replacement():
@@ -129,18 +131,18 @@ def test_public_api_accounts_the_sampler_that_ran():
     X, y, _ = make_classification(300, 3, seed=0)
     sampler = ShuffleSampler(300, 10, rng=0)
     res = dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, epochs=2, data_norm_bound=1.0, rng=0)
-    assert res.event == dpcore.SelfComposedEvent(ShuffledBatchesEvent(GaussianEvent(1.0), 10), 2)
+    assert res.event == dpcore.SelfComposedEvent(ShuffledBatchesEvent(GaussianEvent(1.0, "replace_one"), 10), 2)
     assert sampler.steps_emitted == 20 and res.details["releases"] == 20
     with pytest.raises(TypeError):  # there is no way to hand the solver an event of another sampler
         dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, event=dpcore.PoissonSampledEvent(GaussianEvent(1.0), 0.1))
     with pytest.raises(ValueError, match="sampling_rate"):
         dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, sampling_rate=0.1, data_norm_bound=1.0)
     with pytest.raises(ValueError, match="relation"):
-        dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, relation="replace_one", data_norm_bound=1.0)
+        dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, relation="add_remove", data_norm_bound=1.0)
     with pytest.raises(ValueError, match="dataset_size"):
         dp_sgd(X, y, noise_multiplier=1.0, sampling=ShuffleSampler(299, 10), data_norm_bound=1.0)
     with pytest.raises(ValueError, match="relation"):
-        sampler.event(GaussianEvent(1.0, relation="replace_one"), 3)
+        sampler.event(GaussianEvent(1.0, relation="add_remove"), 3)
 
 
 def test_make_sampler_and_bad_input():
