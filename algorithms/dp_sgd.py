@@ -250,7 +250,9 @@ def dp_sgd(
         truncated Poisson, with replacement) supplies the batches *and* the event: T = ``steps``
         or ⌈epochs·(its batches per epoch)⌉ batches are drawn from it, the noise is calibrated on
         ``sampler.event(...)`` for exactly those T batches, and the run is refused if the sampler
-        emitted anything else. Its relation is used; ``batch_size`` (the normaliser) defaults to
+        emitted anything else. An epoch sampler (shuffle, balls-in-bins) must be at an epoch
+        boundary (a run of T batches is accounted as ⌈T/t⌉ fresh epochs, so a sampler left
+        mid-epoch by an earlier run is refused). Its relation is used; ``batch_size`` (the normaliser) defaults to
         its public nominal batch size; ``sampling_rate`` / ``dataset_size`` do not apply.
     relation : {"add_remove", "replace_one"}, optional
         Must match the sampling scheme's analysis (poisson → add_remove, without_replacement →
@@ -333,6 +335,11 @@ def _dp_sgd_sampler(X, y, *, sampler: BatchSampler, loss, epsilon, delta, alpha,
     if relation is not None and check_relation("relation", relation) != sampler.relation:
         raise ValueError(f"relation must be {sampler.relation!r} for the {sampler.name} sampler; got {relation!r}")
     relation = sampler.relation
+    if sampler.steps_emitted % sampler.steps_per_unit:  # the event below starts with a fresh epoch
+        raise ValueError(f"the {sampler.name} sampler is {sampler.steps_emitted % sampler.steps_per_unit} batches into "
+                         f"an epoch of {sampler.steps_per_unit}: a run starting here would reuse that epoch's records "
+                         "unaccounted; pass a sampler at an epoch boundary (a new one, or finish the epoch with "
+                         "sampler.batches(...); sampler.privacy_event(...) accounts everything it emitted)")
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
               loss_params=loss_params, penalty=penalty, classes=classes)

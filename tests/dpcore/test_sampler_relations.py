@@ -14,6 +14,7 @@ from scipy import stats
 
 import dpcore
 from dpcore import GaussianEvent, ShuffledBatchesEvent, UnsupportedEventError
+from dpcore.sampling import BallsInBinsSampler, ShuffleSampler
 
 _GRID = np.linspace(-12.0, 12.0, 2401)
 _X, _Y = np.meshgrid(_GRID, _GRID, indexing="ij")
@@ -56,3 +57,26 @@ def test_shuffled_batches_bound_holds_for_every_relation_it_is_accounted_under(r
             assert relation == "add_remove" and "replace_one" in str(err)
             continue
         assert _exact_delta(*_neighbour_laws(relation, 1.0), eps) <= 1e-5, (relation, accountant, eps)
+
+
+@pytest.mark.parametrize("kind", [BallsInBinsSampler, ShuffleSampler])
+def test_dp_sgd_refuses_a_sampler_in_the_middle_of_an_epoch(kind):
+    """A 15-step run leaves the epoch sampler 5 batches into an epoch; a second run of 10 steps would
+    use the rest of that epoch and half the next (252 records twice for balls-in-bins), while its
+    event was one epoch: the second run must be refused (issue 23 review, item 2)."""
+    import warnings
+
+    from algorithms import dp_sgd
+    from algorithms.synthetic import make_classification
+
+    X, y, _ = make_classification(1000, 3, seed=0)
+    sampler = kind(1000, 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, steps=15, data_norm_bound=1.0, rng=0)
+        with pytest.raises(ValueError, match="epoch"):
+            dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, steps=10, data_norm_bound=1.0, rng=0)
+        assert sampler.steps_emitted == 15  # nothing was drawn by the refused run
+        list(sampler.batches(5))  # completing the epoch by hand makes the sampler usable again
+        res = dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, steps=10, data_norm_bound=1.0, rng=0)
+    assert res.details["releases"] == 10
