@@ -128,3 +128,16 @@ def test_with_replacement_is_valid_and_refuses_add_remove():
                            1e-5, accountant="pld")
     with pytest.raises(ValueError, match="max_batch_size"):
         TruncatedPoissonSampledEvent(GaussianEvent(1.0), 0.1, 0, 100)
+
+
+@pytest.mark.parametrize("sigma,q,cap,n,delta", [(1.0, 0.5, 1, 100, 0.18), (0.2, 0.01, 10, 1000, 0.0098)])
+@pytest.mark.parametrize("accountant", ["pld", "rdp", "auto"])
+def test_truncated_poisson_never_below_untruncated_poisson_lower_bound(sigma, q, cap, n, delta, accountant):
+    """A dataset too small to reach the cap (|D| = 0 is allowed: N only bounds it) runs plain Poisson
+    sampling, so the truncated bound must be ≥ Poisson's certified lower bound (issue 23 review,
+    item 3: the ρ_max direct sum gave ε = 0.0 against Poisson's 0.0311 at the first case)."""
+    step = GaussianEvent(sigma)
+    poisson_lower = dpcore.get_epsilon(PoissonSampledEvent(step, q), delta, accountant="pld").details["bounds"][0]
+    assert poisson_lower > 0.0
+    truncated = dpcore.get_epsilon(TruncatedPoissonSampledEvent(step, q, cap, n), delta, accountant=accountant)
+    assert truncated.epsilon >= poisson_lower
