@@ -68,7 +68,7 @@ def test_accountant_bad_input():
     with pytest.raises(ValueError, match="max_batch_size"):
         DpcoreAccountant("truncated-poisson", dataset_size=100)
     with pytest.raises(ValueError, match="dataset_size"):
-        DpcoreAccountant("with-replacement")
+        DpcoreAccountant("with-replacement", batch_size=10)
     with pytest.raises(ValueError, match="noise_multiplier"):
         DpcoreAccountant().step(noise_multiplier=float("nan"), sample_rate=0.1)
     with pytest.raises(ValueError, match="sample_rate"):
@@ -77,9 +77,23 @@ def test_accountant_bad_input():
 
 
 def test_fixed_batch_samplers_use_the_replace_one_sensitivity():
-    acc = _run(DpcoreAccountant("without-replacement", dataset_size=1000), 10, sigma=2.0, rate=0.1)
+    acc = _run(DpcoreAccountant("without-replacement", dataset_size=1000, batch_size=100), 10, sigma=2.0, rate=0.1)
     unit = acc.event().event
     assert unit.relation == "replace_one" and unit.event.noise_multiplier == 1.0 and unit.batch_size == 100
+
+
+@pytest.mark.parametrize("sampling", ["with-replacement", "without-replacement"])
+def test_fixed_batch_samplers_account_the_loader_batch_not_q_times_n(sampling):
+    """Opacus passes q = 1/len(loader): batches of 300 over N = 1000 give len = 4, q = 0.25, which
+    round(q·N) turned into batches of 250 (ε 1.70 instead of 2.06; issue 23 review, item 4). The
+    batch size is declared; a rate no loader of that batch size has is refused."""
+    acc = _run(DpcoreAccountant(sampling, dataset_size=1000, batch_size=300), 100, sigma=1.0, rate=0.25)
+    unit = acc.event().event
+    assert unit.batch_size == 300 and unit.dataset_size == 1000
+    with pytest.raises(ValueError, match="batch_size"):
+        DpcoreAccountant(sampling, dataset_size=1000)
+    with pytest.raises(ValueError, match="sample_rate"):
+        _run(DpcoreAccountant(sampling, dataset_size=1000, batch_size=300), 1, rate=0.01)
 
 
 def test_from_dp_event_converts_dp_accounting_trees():
