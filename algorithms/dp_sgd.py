@@ -22,6 +22,7 @@ by a partial Fisher–Yates shuffle of a persistent permutation (a uniform b-sub
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -30,6 +31,7 @@ from dpcore._jit import jit
 from dpcore._validation import check_choice, check_positive, check_positive_int, check_relation, check_sampling_rate
 from dpcore.events import GaussianEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from dpcore.sampling import BatchSampler
+from dpcore.seeding import DeterministicSeedWarning
 from mechanisms.base import least_noise_scale
 from mechanisms.kernels import gaussian_noise_kernel
 
@@ -335,6 +337,11 @@ def _dp_sgd_sampler(X, y, *, sampler: BatchSampler, loss, epsilon, delta, alpha,
     if relation is not None and check_relation("relation", relation) != sampler.relation:
         raise ValueError(f"relation must be {sampler.relation!r} for the {sampler.name} sampler; got {relation!r}")
     relation = sampler.relation
+    if sampler.fixed_seed:
+        warnings.warn(f"dp_sgd(sampling={type(sampler).__name__}(rng=<int>)): the seeded sampler's batches are a "
+                      "public function of the seed, so the amplification by sampling its event accounts does not "
+                      "exist and the run is NOT differentially private as reported (tests only)",
+                      DeterministicSeedWarning, stacklevel=3)
     if sampler.steps_emitted % sampler.steps_per_unit:  # the event below starts with a fresh epoch
         raise ValueError(f"the {sampler.name} sampler is {sampler.steps_emitted % sampler.steps_per_unit} batches into "
                          f"an epoch of {sampler.steps_per_unit}: a run starting here would reuse that epoch's records "

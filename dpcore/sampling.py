@@ -6,7 +6,9 @@ object has emitted (a started epoch counts in full), :meth:`BatchSampler.event` 
 planned run of ``steps`` batches. A solver that takes ``sampling=<sampler>`` draws its batches
 from the sampler and asks the same object for the event, so the accounted sampler is the one that
 ran. All schedule parameters (rate, batch size, batches per epoch) are public; ``dataset_size`` is
-the number of records indexed.
+the number of records indexed. The batches themselves must stay secret: an integer ``rng`` seed
+makes them public (no amplification is left) and emits
+:class:`~dpcore.seeding.DeterministicSeedWarning` — for tests only.
 
 Relations. Shuffling is accounted under replace_one only: adding a record moves the boundaries of
 the split (:class:`~dpcore.events.ShuffledBatchesEvent`). Random allocation holds under add_remove
@@ -36,6 +38,7 @@ from typing import Iterator, List, Optional, Tuple
 import numpy as np
 
 from ._validation import check_positive_int, check_sampling_rate
+from .seeding import is_fixed_seed, warn_if_fixed_seed
 from .events import (
     NoOpEvent,
     PoissonSampledEvent,
@@ -94,6 +97,10 @@ class BatchSampler(ABC):
     def __init__(self, dataset_size: int, rng: object = None) -> None:
         self.dataset_size = check_positive_int("dataset_size", dataset_size)
         self._rng = _generator(rng)
+        #: an integer seed fixed the batches (public: the accounted amplification does not exist)
+        self.fixed_seed = is_fixed_seed(rng)
+        warn_if_fixed_seed(rng, type(self).__name__, "rng", "the batches public (reproducible from the seed: the "
+                           "amplification by sampling its event accounts does not exist)", stacklevel=4)
         self._steps = 0  # batches emitted
         self._pending: List[np.ndarray] = []  # rest of the current epoch
 

@@ -18,6 +18,7 @@ from dpcore.sampling import (
 )
 
 ALPHA = 1e-4
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.seeding.DeterministicSeedWarning")  # seeds: tests only
 
 
 def _chi2_uniform(counts):
@@ -160,3 +161,23 @@ def test_make_sampler_and_bad_input():
     with pytest.raises(ValueError, match="num_selected"):
         BallsInBinsSampler(10, 3, num_selected=4)
     assert PoissonSampler(10, 0.5).privacy_event(GaussianEvent(1.0)) == dpcore.NoOpEvent()
+
+
+@pytest.mark.filterwarnings("error::dpcore.seeding.DeterministicSeedWarning")
+def test_a_seeded_sampler_warns_and_so_does_dp_sgd_on_it():
+    """A fixed seed makes the batches public: the accounted amplification does not exist (issue 23
+    review, item 5). Samplers and dp_sgd(sampling=<seeded sampler>) warn; None / a Generator do not."""
+    from algorithms import dp_sgd
+    from algorithms.synthetic import make_classification
+    from dpcore.seeding import DeterministicSeedWarning
+
+    for make in (lambda rng: BallsInBinsSampler(100, 10, rng=rng), lambda rng: ShuffleSampler(100, 10, rng=rng),
+                 lambda rng: PoissonSampler(100, 0.1, rng=rng), lambda rng: WithReplacementSampler(100, 10, rng=rng)):
+        with pytest.warns(DeterministicSeedWarning, match="rng=0.*NOT differentially private"):
+            make(0)
+        make(None), make(np.random.default_rng(0))  # silent (the error filter above would raise)
+    X, y, _ = make_classification(100, 3, seed=0)
+    with pytest.warns(DeterministicSeedWarning):
+        sampler = BallsInBinsSampler(100, 10, rng=0)
+    with pytest.warns(DeterministicSeedWarning, match="dp_sgd"):
+        dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, epochs=1, data_norm_bound=1.0)
