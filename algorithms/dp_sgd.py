@@ -209,7 +209,7 @@ def dp_sgd(
     constraint: str = "none",
     radius: Optional[float] = None,
     calibration: str = "accountant",
-    accountant: str = "rdp",
+    accountant: Optional[str] = None,
     noise_multiplier: Optional[float] = None,
     w0: Optional[np.ndarray] = None,
     rng: object = None,
@@ -260,7 +260,11 @@ def dp_sgd(
         Must match the sampling scheme's analysis (poisson → add_remove, without_replacement →
         replace_one); None picks it.
     calibration : {"accountant"}
-    accountant : str
+    accountant : str, optional
+        dpcore accountant for the calibration and the reported ε. Default ``"rdp"`` for
+        ``sampling="poisson"`` / ``"without_replacement"``; ``"auto"`` (the tightest valid one) for a
+        sampler object, whose events the RDP accountant does not all analyse (sampling with
+        replacement) or analyses without their amplification (random allocation).
     tol : float or None
         ``epsilon=inf`` only: F is minimised over C to this gradient-mapping tolerance instead of
         running the T steps (:func:`algorithms._solver_common.noise_off_result`); ``None`` runs
@@ -283,6 +287,7 @@ def dp_sgd(
                                noise_multiplier=noise_multiplier, w0=w0, rng=rng, trace=trace,
                                loss_params=loss_params, tol=tol, classes=classes)
     check_choice("sampling", sampling, tuple(_RELATION))
+    accountant = "rdp" if accountant is None else accountant
     natural = _RELATION[sampling]
     relation = natural if relation is None else check_relation("relation", relation)
     if relation != natural:
@@ -337,6 +342,7 @@ def _dp_sgd_sampler(X, y, *, sampler: BatchSampler, loss, epsilon, delta, alpha,
     if relation is not None and check_relation("relation", relation) != sampler.relation:
         raise ValueError(f"relation must be {sampler.relation!r} for the {sampler.name} sampler; got {relation!r}")
     relation = sampler.relation
+    accountant = "auto" if accountant is None else accountant
     if sampler.fixed_seed:
         warnings.warn(f"dp_sgd(sampling={type(sampler).__name__}(rng=<int>)): the seeded sampler's batches are a "
                       "public function of the seed, so the amplification by sampling its event accounts does not "
