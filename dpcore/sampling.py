@@ -186,7 +186,12 @@ class PoissonSampler(BatchSampler):
 
     @property
     def steps_per_epoch(self) -> int:
-        return math.ceil(1.0 / self.sampling_rate)
+        """⌈1/q⌉, the steps of one expected pass (refused when 1/q overflows float64)."""
+        per = 1.0 / self.sampling_rate
+        if not math.isfinite(per):
+            raise ValueError(f"sampling_rate={self.sampling_rate!r} is so small that one expected pass, 1/sampling_rate "
+                             "steps, overflows float64")
+        return math.ceil(per)
 
 
 class TruncatedPoissonSampler(PoissonSampler):
@@ -380,7 +385,12 @@ def planned_steps(sampler: BatchSampler, *, epochs: Optional[float] = None, step
         e = check_positive("epochs", epochs)
         if not math.isfinite(e):
             raise ValueError(f"epochs must be finite; got {epochs!r}")
-        t = max(1, math.ceil(e * sampler.dataset_size / sampler.nominal_batch_size - 1e-9))
+        passes = e * sampler.dataset_size / sampler.nominal_batch_size
+        if not passes <= MAX_STEPS:  # also inf / NaN: refuse before the integer conversion
+            raise ValueError(f"epochs={epochs} over dataset_size={sampler.dataset_size} records in batches of "
+                             f"batch_size ~ {sampler.nominal_batch_size:g} give {passes:.3g} steps; at most "
+                             f"{MAX_STEPS:.0e} steps can be accounted (the accountants' float64 range)")
+        t = max(1, math.ceil(passes - 1e-9))
     if t > MAX_STEPS:
         raise ValueError(f"epochs={epochs} over dataset_size={sampler.dataset_size} records in batches of batch_size "
                          f"~ {sampler.nominal_batch_size:g} give {t} steps; at most {MAX_STEPS:.0e} steps can be "

@@ -181,3 +181,16 @@ def test_a_seeded_sampler_warns_and_so_does_dp_sgd_on_it():
         sampler = BallsInBinsSampler(100, 10, rng=0)
     with pytest.warns(DeterministicSeedWarning, match="dp_sgd"):
         dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, epochs=1, data_norm_bound=1.0)
+
+
+def test_huge_schedules_are_refused_naming_the_argument():
+    """Issue 23 review, item 7: OverflowError / 'Python int too large' instead of a refusal."""
+    from dpcore.sampling import planned_steps
+
+    with pytest.raises(ValueError, match="epochs"):
+        planned_steps(PoissonSampler(10, 0.1), epochs=1e308)
+    with pytest.raises(ValueError, match="epochs"):
+        planned_steps(TruncatedPoissonSampler(1000, 0.01, 12), epochs=1e300)
+    with pytest.raises(ValueError, match="sampling_rate"):
+        PoissonSampler(10, 1e-320).steps_per_epoch
+    assert PoissonSampler(10, 1e-300).steps_per_epoch == math.ceil(1.0 / 1e-300)  # large but finite
