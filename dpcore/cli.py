@@ -286,6 +286,13 @@ def _loader_event(args: argparse.Namespace, noise_multiplier: float):
         raise conflict("--max-batch-size", f"--sampling {args.sampling}", "it only applies to truncated-poisson")
     if args.relation is not None:
         raise conflict("--relation", f"--sampling {args.sampling}", "the sampler's analysis fixes the relation")
+    if args.sampling == "random-allocation" and getattr(args, "accountant", None) == "auto":
+        optimize = {True: "--optimize-order", False: "--no-optimize-order"}.get(getattr(args, "optimize_order", None))
+        given = (["--orders"] if getattr(args, "orders", None) is not None else []) + ([optimize] if optimize else [])
+        if given:
+            raise conflict(given[0], "--sampling random-allocation", "auto reports the PLD bound (the RDP accountant "
+                           "has no amplification for random allocation), which has no Renyi orders; give "
+                           "--accountant rdp to evaluate those orders")
     for flag, value in (("--dataset-size", args.dataset_size), ("--batch-size", args.batch_size)):
         if value is None:
             raise ValueError(f"{flag} is required with --sampling {args.sampling}")
