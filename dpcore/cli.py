@@ -312,11 +312,13 @@ def _check_sampling_flags(args: argparse.Namespace, sampling_rate: Optional[floa
         if value is not None:
             raise conflict(flag, f"--sampling {args.sampling or 'poisson'}",
                            "it only applies to --sampling " + "|".join(_LOADER_SAMPLERS))
+    sampling = (args.sampling or "poisson").replace("-", "_")
+    if sampling == "none" and sampling_rate is None:  # no sampling: every record, rate 1 (no flag needed)
+        sampling_rate = args.sampling_rate = 1.0
     for flag, value in (("--sampling-rate", sampling_rate), ("--steps", args.steps if need_steps else 0)):
         if value is None:
             raise ValueError(f"{flag} is required with --sampling {args.sampling or 'poisson'}")
-    sampling = (args.sampling or "poisson").replace("-", "_")
-    if sampling == "none" and sampling_rate is not None and sampling_rate != 1.0:
+    if sampling == "none" and sampling_rate != 1.0:
         raise conflict(f"--sampling-rate {sampling_rate:g}", "--sampling none",
                        "no sampling means every record is used (pass --sampling-rate 1 or another --sampling)")
     if args.dataset_size is not None and sampling != "without_replacement":
@@ -643,7 +645,7 @@ def _add_gaussian_run(p: argparse.ArgumentParser) -> None:
                    help="sigma / l2 sensitivity of each step, in (0, inf)")
     p.add_argument("--sampling-rate", type=real_type, default=None,
                    help="q in (0, 1]: Poisson rate, or batch/n without replacement (1: every record); required "
-                        "unless a loader --sampling is given")
+                        "unless a loader --sampling or --sampling none is given")
     p.add_argument("--steps", type=integer_type, default=None,
                    help="number of steps T >= 1 (1e4 is accepted; required unless a loader --sampling gets --epochs)")
 
