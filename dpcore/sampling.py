@@ -175,7 +175,9 @@ class PoissonSampler(BatchSampler):
         self.sampling_rate = check_sampling_rate("sampling_rate", sampling_rate)
 
     def _draw_unit(self, rng):
-        return [np.flatnonzero(rng.random(self.dataset_size) < self.sampling_rate)]
+        # each record independently w.p. q ⇔ a Bin(n, q) count of records, uniform among the n: O(batch)
+        size = int(rng.binomial(self.dataset_size, self.sampling_rate))
+        return [np.sort(rng.choice(self.dataset_size, size, replace=False))]
 
     def _unit_event(self, step_event):
         return PoissonSampledEvent(step_event, self.sampling_rate)
@@ -288,6 +290,33 @@ class ShuffleSampler(BatchSampler):
         return self.dataset_size / self.num_batches
 
 
+#: k ≤ this: Floyd's algorithm (O(n·k²) time); above, random keys in row blocks (O(n·t) time)
+_FLOYD_MAX_K = 32
+#: random keys held at once by the row-block path
+_BLOCK_KEYS = 2**22
+
+
+def _uniform_subsets(rng: np.random.Generator, n: int, t: int, k: int) -> np.ndarray:
+    """n independent uniform k-subsets of range(t) as an (n, k) int64 array, memory O(n·k + block).
+
+    k ≤ :data:`_FLOYD_MAX_K`: Floyd's algorithm vectorised over the rows (for j = t − k … t − 1 draw
+    r uniform in [0, j]; take r unless the row has it, then j — every k-subset equally likely;
+    Bentley & Floyd 1987). Larger k: the k smallest of t uniform keys per row, rows in blocks of
+    :data:`_BLOCK_KEYS` keys."""
+    chosen = np.empty((n, k), dtype=np.int64)
+    if k <= _FLOYD_MAX_K:
+        for j, top in enumerate(range(t - k, t)):
+            r = rng.integers(0, top + 1, n)
+            taken = (chosen[:, :j] == r[:, None]).any(axis=1)
+            chosen[:, j] = np.where(taken, top, r)
+        return chosen
+    rows = max(1, _BLOCK_KEYS // t)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        chosen[start:stop] = np.argpartition(rng.random((stop - start, t)), k - 1, axis=1)[:, :k]
+    return chosen
+
+
 class BallsInBinsSampler(BatchSampler):
     """Random allocation: each epoch every record is put in ``num_selected`` of ``steps_per_epoch``
     batches chosen uniformly at random, independently of the others (balls-in-bins for
@@ -308,8 +337,8 @@ class BallsInBinsSampler(BatchSampler):
         if k == 1:
             steps = rng.integers(0, t, n)
             owners = np.arange(n)
-        else:  # k distinct steps per record: the first k of a random permutation of the steps
-            steps = np.argsort(rng.random((n, t)), axis=1)[:, :k].ravel()
+        else:  # k distinct steps per record, a uniform k-subset of the t steps
+            steps = _uniform_subsets(rng, n, t, k).ravel()
             owners = np.repeat(np.arange(n), k)
         order = np.argsort(steps, kind="stable")
         bounds = np.searchsorted(steps[order], np.arange(t + 1))

@@ -194,3 +194,45 @@ def test_huge_schedules_are_refused_naming_the_argument():
     with pytest.raises(ValueError, match="sampling_rate"):
         PoissonSampler(10, 1e-320).steps_per_epoch
     assert PoissonSampler(10, 1e-300).steps_per_epoch == math.ceil(1.0 / 1e-300)  # large but finite
+
+
+def test_sampler_memory_is_of_the_batches_not_of_n_times_t():
+    """Issue 23 review, item 8: BallsInBins with num_selected > 1 built an n x t array (74.5 GiB at
+    n = 1e6, t = 1e4) and Poisson an n-array per batch (8 GB at n = 1e9). Peak memory now follows the
+    output: O(n·k) per epoch, O(batch) per Poisson step (tracemalloc; before: ~160 MB and ~90 MB here)."""
+    import tracemalloc
+
+    def peak(draw):
+        tracemalloc.start()
+        try:
+            out = draw()
+            return tracemalloc.get_traced_memory()[1], out
+        finally:
+            tracemalloc.stop()
+
+    n, t, k = 20_000, 500, 2
+    used, batches = peak(lambda: BallsInBinsSampler(n, t, num_selected=k).epoch())
+    assert used < 8 * 1024**2
+    counts = np.bincount(np.concatenate(batches), minlength=n)
+    assert np.all(counts == k) and all(np.unique(b).size == b.size for b in batches)
+    used, batch = peak(lambda: next(PoissonSampler(10**7, 1e-6).batches(1)))
+    assert used < 1024**2 and batch.size < 100 and np.all(np.diff(batch) > 0)
+
+
+@pytest.mark.parametrize("floyd_max_k", [32, 0])  # Floyd's algorithm / the random-key row blocks
+@pytest.mark.parametrize("t,k", [(5, 2), (6, 3)])
+def test_every_k_subset_of_the_steps_is_equally_likely(monkeypatch, floyd_max_k, t, k):
+    """The subsets themselves, not only each step's frequency, are uniform (chi-square over all
+    C(t, k) subsets, p > 1e-4; a biased draw
+    shifts the subset counts: drawing r in [0, j) instead of [0, j] fails both Floyd cases)."""
+    from itertools import combinations
+
+    from dpcore import sampling
+
+    monkeypatch.setattr(sampling, "_FLOYD_MAX_K", floyd_max_k)
+    monkeypatch.setattr(sampling, "_BLOCK_KEYS", 64)  # several row blocks
+    rows = sampling._uniform_subsets(np.random.default_rng(11), 30_000, t, k)
+    assert np.all(np.sort(rows, axis=1)[:, 1:] != np.sort(rows, axis=1)[:, :-1])
+    index = {c: i for i, c in enumerate(combinations(range(t), k))}
+    counts = np.bincount([index[tuple(r)] for r in np.sort(rows, axis=1).tolist()], minlength=len(index))
+    assert _chi2_uniform(counts) > ALPHA
