@@ -126,3 +126,19 @@ def test_random_allocation_duck_typed_event():
     ra.event = type("GaussianDpEvent", (), {"noise_multiplier": 1.0})()
     ra.num_steps, ra.num_selected = 10, 2
     assert from_dp_event(ra) == dpcore.RandomAllocationEvent(GaussianEvent(1.0), 10, 2)
+
+
+def test_from_dp_event_randomized_response():
+    """Issue 23/25 review, item 11: RandomizedResponseDpEvent had no mapping (and the docstring listed
+    an EpsilonDeltaDpEvent dp_accounting does not have). ε = ln(1 + k(1 − p)/p), checked against the
+    output probabilities."""
+    dpe = pytest.importorskip("dp_accounting").dp_event
+    p, k = 0.3, 4
+    ev = from_dp_event(dpe.RandomizedResponseDpEvent(p, k), "replace_one")
+    ratio = (1 - p + p / k) / (p / k)
+    assert isinstance(ev, dpcore.PureDpEvent) and ev.relation == "replace_one"
+    assert math.log(ratio) <= ev.epsilon <= math.log(ratio) * (1 + 1e-15)
+    assert from_dp_event(dpe.RandomizedResponseDpEvent(1.0, k), "replace_one") == dpcore.NoOpEvent("replace_one")
+    assert from_dp_event(dpe.RandomizedResponseDpEvent(0.0, k), "replace_one") == dpcore.NonPrivateEvent("replace_one")
+    with pytest.raises(dpcore.UnsupportedEventError, match="replace_one"):
+        from_dp_event(dpe.RandomizedResponseDpEvent(p, k))
