@@ -22,6 +22,7 @@ by a partial Fisher–Yates shuffle of a persistent permutation (a uniform b-sub
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -30,6 +31,7 @@ from dpcore._jit import jit
 from dpcore._validation import check_choice, check_positive, check_positive_int, check_relation, check_sampling_rate
 from dpcore.events import GaussianEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from dpcore.sampling import BatchSampler
+from dpcore.seeding import DeterministicSeedWarning
 from mechanisms.base import least_noise_scale
 from mechanisms.kernels import gaussian_noise_kernel
 
@@ -207,7 +209,7 @@ def dp_sgd(
     constraint: str = "none",
     radius: Optional[float] = None,
     calibration: str = "accountant",
-    accountant: str = "rdp",
+    accountant: Optional[str] = None,
     noise_multiplier: Optional[float] = None,
     w0: Optional[np.ndarray] = None,
     rng: object = None,
@@ -250,13 +252,19 @@ def dp_sgd(
         truncated Poisson, with replacement) supplies the batches *and* the event: T = ``steps``
         or ⌈epochs·(its batches per epoch)⌉ batches are drawn from it, the noise is calibrated on
         ``sampler.event(...)`` for exactly those T batches, and the run is refused if the sampler
-        emitted anything else. Its relation is used; ``batch_size`` (the normaliser) defaults to
+        emitted anything else. An epoch sampler (shuffle, balls-in-bins) must be at an epoch
+        boundary (a run of T batches is accounted as ⌈T/t⌉ fresh epochs, so a sampler left
+        mid-epoch by an earlier run is refused). Its relation is used; ``batch_size`` (the normaliser) defaults to
         its public nominal batch size; ``sampling_rate`` / ``dataset_size`` do not apply.
     relation : {"add_remove", "replace_one"}, optional
         Must match the sampling scheme's analysis (poisson → add_remove, without_replacement →
         replace_one); None picks it.
     calibration : {"accountant"}
-    accountant : str
+    accountant : str, optional
+        dpcore accountant for the calibration and the reported ε. Default ``"rdp"`` for
+        ``sampling="poisson"`` / ``"without_replacement"``; ``"auto"`` (the tightest valid one) for a
+        sampler object, whose events the RDP accountant does not all analyse (sampling with
+        replacement) or analyses without their amplification (random allocation).
     tol : float or None
         ``epsilon=inf`` only: F is minimised over C to this gradient-mapping tolerance instead of
         running the T steps (:func:`algorithms._solver_common.noise_off_result`); ``None`` runs
@@ -279,6 +287,7 @@ def dp_sgd(
                                noise_multiplier=noise_multiplier, w0=w0, rng=rng, trace=trace,
                                loss_params=loss_params, tol=tol, classes=classes)
     check_choice("sampling", sampling, tuple(_RELATION))
+    accountant = "rdp" if accountant is None else accountant
     natural = _RELATION[sampling]
     relation = natural if relation is None else check_relation("relation", relation)
     if relation != natural:
@@ -333,6 +342,17 @@ def _dp_sgd_sampler(X, y, *, sampler: BatchSampler, loss, epsilon, delta, alpha,
     if relation is not None and check_relation("relation", relation) != sampler.relation:
         raise ValueError(f"relation must be {sampler.relation!r} for the {sampler.name} sampler; got {relation!r}")
     relation = sampler.relation
+    accountant = "auto" if accountant is None else accountant
+    if sampler.fixed_seed:
+        warnings.warn(f"dp_sgd(sampling={type(sampler).__name__}(rng=<int>)): the seeded sampler's batches are a "
+                      "public function of the seed, so the amplification by sampling its event accounts does not "
+                      "exist and the run is NOT differentially private as reported (tests only)",
+                      DeterministicSeedWarning, stacklevel=3)
+    if sampler.steps_emitted % sampler.steps_per_unit:  # the event below starts with a fresh epoch
+        raise ValueError(f"the {sampler.name} sampler is {sampler.steps_emitted % sampler.steps_per_unit} batches into "
+                         f"an epoch of {sampler.steps_per_unit}: a run starting here would reuse that epoch's records "
+                         "unaccounted; pass a sampler at an epoch boundary (a new one, or finish the epoch with "
+                         "sampler.batches(...); sampler.privacy_event(...) accounts everything it emitted)")
     s = setup(X, y, loss=loss, alpha=alpha, l1=l1, constraint=constraint, radius=radius, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
               loss_params=loss_params, penalty=penalty, classes=classes)

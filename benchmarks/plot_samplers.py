@@ -29,7 +29,7 @@ def curves():
             dpcore.get_epsilon(SelfComposedEvent(PoissonSampledEvent(g, 1 / STEPS), STEPS * e), DELTA).epsilon)
         rows["truncated Poisson B=1.2b (certified)"].append(dpcore.get_epsilon(
             SelfComposedEvent(TruncatedPoissonSampledEvent(g, 1 / STEPS, 720, N), STEPS * e), DELTA).epsilon)
-        b = shuffle_bounds(SIGMA, STEPS, e, DELTA)
+        b = shuffle_bounds(SIGMA / 2, STEPS, e, DELTA)  # replace_one: sigma relative to 2C
         rows["shuffle: valid upper bound"].append(b.upper)
         rows["shuffle: lower bound"].append(b.lower)
     return rows

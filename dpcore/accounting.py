@@ -100,8 +100,8 @@ def _flatten(event: PrivacyEvent, leaf: Callable[[PrivacyEvent], Optional[tuple]
                 walk(child, mult)
         elif isinstance(e, RandomAllocationEvent) and e.num_selected > 1:
             walk(e.decomposed(), mult)
-        elif isinstance(e, ShuffledBatchesEvent):  # no amplification claimed: one run of its event
-            walk(e.event, mult)
+        elif isinstance(e, ShuffledBatchesEvent):  # no amplification claimed: one run of its event (replace_one)
+            walk(e.dominating_event(), mult)
         else:
             key = leaf(e)
             if key is None:

@@ -286,6 +286,13 @@ def _loader_event(args: argparse.Namespace, noise_multiplier: float):
         raise conflict("--max-batch-size", f"--sampling {args.sampling}", "it only applies to truncated-poisson")
     if args.relation is not None:
         raise conflict("--relation", f"--sampling {args.sampling}", "the sampler's analysis fixes the relation")
+    if args.sampling == "random-allocation" and getattr(args, "accountant", None) == "auto":
+        optimize = {True: "--optimize-order", False: "--no-optimize-order"}.get(getattr(args, "optimize_order", None))
+        given = (["--orders"] if getattr(args, "orders", None) is not None else []) + ([optimize] if optimize else [])
+        if given:
+            raise conflict(given[0], "--sampling random-allocation", "auto reports the PLD bound (the RDP accountant "
+                           "has no amplification for random allocation), which has no Renyi orders; give "
+                           "--accountant rdp to evaluate those orders")
     for flag, value in (("--dataset-size", args.dataset_size), ("--batch-size", args.batch_size)):
         if value is None:
             raise ValueError(f"{flag} is required with --sampling {args.sampling}")
@@ -305,11 +312,13 @@ def _check_sampling_flags(args: argparse.Namespace, sampling_rate: Optional[floa
         if value is not None:
             raise conflict(flag, f"--sampling {args.sampling or 'poisson'}",
                            "it only applies to --sampling " + "|".join(_LOADER_SAMPLERS))
+    sampling = (args.sampling or "poisson").replace("-", "_")
+    if sampling == "none" and sampling_rate is None:  # no sampling: every record, rate 1 (no flag needed)
+        sampling_rate = args.sampling_rate = 1.0
     for flag, value in (("--sampling-rate", sampling_rate), ("--steps", args.steps if need_steps else 0)):
         if value is None:
             raise ValueError(f"{flag} is required with --sampling {args.sampling or 'poisson'}")
-    sampling = (args.sampling or "poisson").replace("-", "_")
-    if sampling == "none" and sampling_rate is not None and sampling_rate != 1.0:
+    if sampling == "none" and sampling_rate != 1.0:
         raise conflict(f"--sampling-rate {sampling_rate:g}", "--sampling none",
                        "no sampling means every record is used (pass --sampling-rate 1 or another --sampling)")
     if args.dataset_size is not None and sampling != "without_replacement":
@@ -365,8 +374,11 @@ def _epsilon_loader(args: argparse.Namespace) -> int:
             bounds = shuffle_bounds(args.noise_multiplier, schedule["num_batches"], schedule["units"], args.delta)
         record["epsilon_lower_bound"] = bounds.lower
         record["epsilon_if_poisson_not_a_guarantee"] = bounds.poisson
-        record["note"] = ("epsilon is the valid bound (no amplification); the true epsilon of the shuffled run is "
-                          "at least epsilon_lower_bound; the Poisson number is not a guarantee for shuffling")
+        record["note"] = ("epsilon is the valid bound (no amplification) for replace_one neighbours, the noise "
+                          "multiplier relative to twice the clip norm (adding a record moves the batch boundaries: "
+                          "no add_remove bound is claimed); the true epsilon of the shuffled run is at least "
+                          "epsilon_lower_bound; the Poisson number (add_remove, same noise) is not a guarantee for "
+                          "shuffling")
     emit(args, record, f"Privacy of DP-SGD with {args.sampling} batches")
     return 0
 
@@ -615,7 +627,8 @@ def _add_sampling(p: argparse.ArgumentParser, loaders: bool = True) -> None:
                    help="batch sampling scheme (default poisson)" + (
                        "; random-allocation (balls-in-bins), truncated-poisson, shuffle and with-replacement take "
                        "--dataset-size, --batch-size and --epochs or --steps (the rate and steps are derived from "
-                       "them)" if loaders else ""))
+                       "them); shuffle, with-replacement and without-replacement are accounted under replace_one, "
+                       "--noise-multiplier relative to twice the clip norm" if loaders else ""))
     p.add_argument("--dataset-size", type=integer_type, default=None,
                    help="n, the number of records (--sampling without-replacement: batch = q*n; the loader samplers)")
     if loaders:
@@ -632,7 +645,7 @@ def _add_gaussian_run(p: argparse.ArgumentParser) -> None:
                    help="sigma / l2 sensitivity of each step, in (0, inf)")
     p.add_argument("--sampling-rate", type=real_type, default=None,
                    help="q in (0, 1]: Poisson rate, or batch/n without replacement (1: every record); required "
-                        "unless a loader --sampling is given")
+                        "unless a loader --sampling or --sampling none is given")
     p.add_argument("--steps", type=integer_type, default=None,
                    help="number of steps T >= 1 (1e4 is accepted; required unless a loader --sampling gets --epochs)")
 

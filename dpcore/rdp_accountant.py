@@ -202,7 +202,7 @@ def _node(event: PrivacyEvent, alpha: np.ndarray, dps: Optional[int], precisions
     if isinstance(event, SelfComposedEvent):
         return mul_up(event.count, _walk(event.event, alpha, dps, precisions))  # nested products: _check_counts
     if isinstance(event, ShuffledBatchesEvent):  # one epoch: no amplification claimed (see the event)
-        return _walk(event.event, alpha, dps, precisions)
+        return _walk(event.dominating_event(), alpha, dps, precisions)
     if isinstance(event, ComposedEvent):
         total = np.zeros_like(alpha)
         for child in event.events:

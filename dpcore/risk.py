@@ -27,6 +27,7 @@ All numbers hold for the neighbouring relation of the event (``relation`` in eve
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Tuple
 
@@ -266,12 +267,24 @@ def risk(
     floor = check_open_unit("fpr_floor", fpr_floor)
     if floor >= 0.5:
         raise ValueError(f"fpr_floor must be in (0, 0.5); got {fpr_floor!r}")
-    curve = tradeoff_curve(event, tail_mass=tail_mass, settings=settings)
+    curve = _risk_curve(event, tail_mass=tail_mass, settings=settings)
     mu, exact, statement = _gdp(curve, event, floor)
     details = {"method": _METHOD, "discretization": curve.discretization, "orders": len(curve.curves),
                "settings": list(settings), "tail_mass": tail_mass}
     return RiskReport(fpr, curve.tpr_lower(fpr), curve.tpr_upper(fpr), _advantage(curve), mu, exact, statement,
                       floor, event.relation, curve, details)
+
+
+def _risk_curve(event: PrivacyEvent, **kwargs: Any) -> TradeoffCurve:
+    """:func:`~dpcore.pld.tradeoff.tradeoff_curve`, its refusals without the PLD accountant's advice
+    to use another accountant (the risk report has only this one)."""
+    try:
+        return tradeoff_curve(event, **kwargs)
+    except ValueError as exc:
+        text = re.sub(r"[;,]?\s*\(?use accountant=.*$", "", str(exc))
+        if text == str(exc):
+            raise
+        raise type(exc)(f"{text} (the risk report is the PLD trade-off curve; it has no other accountant)") from None
 
 
 # ----------------------------------------------------------------------------- calibration
@@ -321,7 +334,7 @@ MAX_RISK_STEPS = 10**7
 
 
 def _tpr_at(event: PrivacyEvent, at_fpr: float) -> float:
-    return float(tradeoff_curve(event, settings=CALIBRATION_SETTINGS).tpr_upper([at_fpr])[0])
+    return float(_risk_curve(event, settings=CALIBRATION_SETTINGS).tpr_upper([at_fpr])[0])
 
 
 def calibrate_risk(

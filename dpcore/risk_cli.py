@@ -2,7 +2,7 @@
 
 ::
 
-    dpcore risk --noise-multiplier S --sampling-rate Q --steps T [--fpr F [F ...]] [--delta D]
+    dpcore risk --noise-multiplier S (--sampling-rate Q | --sampling none) --steps T [--fpr F [F ...]] [--delta D]
                 [--fpr-floor X] [--sampling ...] [--dataset-size N] [--relation ...] [--plot PATH] [--json]
     dpcore calibrate --max-tpr T --at-fpr F --sampling-rate Q (--steps N | --noise-multiplier S)
                 [--sampling ...] [--dataset-size N] [--relation ...] [--json]
@@ -130,7 +130,8 @@ def register(subparsers: Any) -> None:
         "risk", help="certified TPR of the best membership-inference attack at given FPRs, advantage, mu-GDP",
         description="Certified attack risk of T steps of the (subsampled) Gaussian mechanism (PLD trade-off curve).")
     p.add_argument("--noise-multiplier", type=real_type, required=True, help="sigma / sensitivity, in (0, inf)")
-    p.add_argument("--sampling-rate", type=real_type, required=True, help="q in (0, 1]")
+    p.add_argument("--sampling-rate", type=real_type, default=None,
+                   help="q in (0, 1] (required unless --sampling none, which is rate 1)")
     p.add_argument("--steps", type=integer_type, required=True, help="number of steps T >= 1 (1e4 is accepted)")
     p.add_argument("--fpr", type=_fprs, nargs="+", default=list(DEFAULT_FPRS),
                    help="false-positive rates in [0, 1] (default 1e-4 1e-3 1e-2 0.1)")
@@ -168,7 +169,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if args.mechanism != "subsampled-gaussian":
         raise cli.conflict(f"--mechanism {args.mechanism}", "--max-tpr", "the attack-risk calibration is for the "
                            "(subsampled) Gaussian run of --sampling-rate and --steps / --noise-multiplier")
-    for name in ("max_tpr", "at_fpr", "sampling_rate"):
+    for name in ("max_tpr", "at_fpr") + (() if args.sampling == "none" else ("sampling_rate",)):
         if getattr(args, name) is None:
             raise ValueError(f"{_flag(name)} is required to calibrate to an attack-risk target")
     if (args.steps is None) == (args.noise_multiplier is None):

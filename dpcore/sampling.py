@@ -6,15 +6,24 @@ object has emitted (a started epoch counts in full), :meth:`BatchSampler.event` 
 planned run of ``steps`` batches. A solver that takes ``sampling=<sampler>`` draws its batches
 from the sampler and asks the same object for the event, so the accounted sampler is the one that
 ran. All schedule parameters (rate, batch size, batches per epoch) are public; ``dataset_size`` is
-the number of records indexed.
+the number of records indexed. The batches themselves must stay secret: an integer ``rng`` seed
+makes them public (no amplification is left) and emits
+:class:`~dpcore.seeding.DeterministicSeedWarning` — for tests only.
+
+Relations. Shuffling is accounted under replace_one only: adding a record moves the boundaries of
+the split (:class:`~dpcore.events.ShuffledBatchesEvent`). Random allocation holds under add_remove
+because each record's steps are drawn independently of the others from a public number of steps
+per epoch T: an added record changes no other record's allocation. T must not be derived from the
+private record count — :func:`make_sampler` derives it from the *declared* ``dataset_size``, a
+public constant (as the truncated-Poisson bound N is), not from len(data).
 
 ===========================  ============================================  =====================================
 sampler                      event per unit                                relation (noise relative to)
 ===========================  ============================================  =====================================
 :class:`PoissonSampler`      ``PoissonSampledEvent(step, q)`` per step      add_remove (one clip norm)
 :class:`FixedSizeSampler`    ``SampledWithoutReplacementEvent`` per step    replace_one (twice the clip norm)
-:class:`ShuffleSampler`      ``ShuffledBatchesEvent(step, T)`` per epoch    add_remove (no amplification claimed)
-:class:`BallsInBinsSampler`  ``RandomAllocationEvent(step, T, k)`` / epoch  add_remove
+:class:`ShuffleSampler`      ``ShuffledBatchesEvent(step, T)`` per epoch    replace_one (no amplification claimed)
+:class:`BallsInBinsSampler`  ``RandomAllocationEvent(step, T, k)`` / epoch  add_remove, T public and fixed
 :class:`TruncatedPoissonSampler`  ``TruncatedPoissonSampledEvent`` per step add_remove
 :class:`WithReplacementSampler`   ``SampledWithReplacementEvent`` per step  replace_one
 ===========================  ============================================  =====================================
@@ -28,7 +37,8 @@ from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from ._validation import check_positive_int, check_relation, check_sampling_rate
+from ._validation import check_positive_int, check_sampling_rate
+from .seeding import is_fixed_seed, warn_if_fixed_seed
 from .events import (
     NoOpEvent,
     PoissonSampledEvent,
@@ -87,6 +97,10 @@ class BatchSampler(ABC):
     def __init__(self, dataset_size: int, rng: object = None) -> None:
         self.dataset_size = check_positive_int("dataset_size", dataset_size)
         self._rng = _generator(rng)
+        #: an integer seed fixed the batches (public: the accounted amplification does not exist)
+        self.fixed_seed = is_fixed_seed(rng)
+        warn_if_fixed_seed(rng, type(self).__name__, "rng", "the batches public (reproducible from the seed: the "
+                           "amplification by sampling its event accounts does not exist)", stacklevel=4)
         self._steps = 0  # batches emitted
         self._pending: List[np.ndarray] = []  # rest of the current epoch
 
@@ -161,7 +175,9 @@ class PoissonSampler(BatchSampler):
         self.sampling_rate = check_sampling_rate("sampling_rate", sampling_rate)
 
     def _draw_unit(self, rng):
-        return [np.flatnonzero(rng.random(self.dataset_size) < self.sampling_rate)]
+        # each record independently w.p. q ⇔ a Bin(n, q) count of records, uniform among the n: O(batch)
+        size = int(rng.binomial(self.dataset_size, self.sampling_rate))
+        return [np.sort(rng.choice(self.dataset_size, size, replace=False))]
 
     def _unit_event(self, step_event):
         return PoissonSampledEvent(step_event, self.sampling_rate)
@@ -172,7 +188,12 @@ class PoissonSampler(BatchSampler):
 
     @property
     def steps_per_epoch(self) -> int:
-        return math.ceil(1.0 / self.sampling_rate)
+        """⌈1/q⌉, the steps of one expected pass (refused when 1/q overflows float64)."""
+        per = 1.0 / self.sampling_rate
+        if not math.isfinite(per):
+            raise ValueError(f"sampling_rate={self.sampling_rate!r} is so small that one expected pass, 1/sampling_rate "
+                             "steps, overflows float64")
+        return math.ceil(per)
 
 
 class TruncatedPoissonSampler(PoissonSampler):
@@ -245,16 +266,17 @@ class WithReplacementSampler(FixedSizeSampler):
 
 class ShuffleSampler(BatchSampler):
     """Each epoch a uniformly random permutation cut into ``num_batches`` batches of sizes
-    ⌊n/T⌋ or ⌈n/T⌉ (what a shuffling data loader does). Accounted with no amplification
-    (:class:`~dpcore.events.ShuffledBatchesEvent`); :func:`dpcore.shuffle_bounds.shuffle_bounds`
-    shows the lower bound and the Poisson number beside it."""
+    ⌊n/T⌋ or ⌈n/T⌉ (what a shuffling data loader does). Accounted with no amplification under
+    replace_one (noise relative to twice the clip norm; :class:`~dpcore.events.ShuffledBatchesEvent`
+    says why add_remove is not valid); :func:`dpcore.shuffle_bounds.shuffle_bounds` shows the lower
+    bound and the Poisson number beside it."""
 
     name = "shuffle"
+    relation = "replace_one"
 
-    def __init__(self, dataset_size: int, num_batches: int, rng: object = None, relation: str = "add_remove") -> None:
+    def __init__(self, dataset_size: int, num_batches: int, rng: object = None) -> None:
         super().__init__(dataset_size, rng)
         self.num_batches = check_positive_int("num_batches", num_batches)
-        self.relation = check_relation("relation", relation)
         self.steps_per_unit = self.num_batches
 
     def _draw_unit(self, rng):
@@ -266,6 +288,33 @@ class ShuffleSampler(BatchSampler):
     @property
     def nominal_batch_size(self) -> float:
         return self.dataset_size / self.num_batches
+
+
+#: k ≤ this: Floyd's algorithm (O(n·k²) time); above, random keys in row blocks (O(n·t) time)
+_FLOYD_MAX_K = 32
+#: random keys held at once by the row-block path
+_BLOCK_KEYS = 2**22
+
+
+def _uniform_subsets(rng: np.random.Generator, n: int, t: int, k: int) -> np.ndarray:
+    """n independent uniform k-subsets of range(t) as an (n, k) int64 array, memory O(n·k + block).
+
+    k ≤ :data:`_FLOYD_MAX_K`: Floyd's algorithm vectorised over the rows (for j = t − k … t − 1 draw
+    r uniform in [0, j]; take r unless the row has it, then j — every k-subset equally likely;
+    Bentley & Floyd 1987). Larger k: the k smallest of t uniform keys per row, rows in blocks of
+    :data:`_BLOCK_KEYS` keys."""
+    chosen = np.empty((n, k), dtype=np.int64)
+    if k <= _FLOYD_MAX_K:
+        for j, top in enumerate(range(t - k, t)):
+            r = rng.integers(0, top + 1, n)
+            taken = (chosen[:, :j] == r[:, None]).any(axis=1)
+            chosen[:, j] = np.where(taken, top, r)
+        return chosen
+    rows = max(1, _BLOCK_KEYS // t)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        chosen[start:stop] = np.argpartition(rng.random((stop - start, t)), k - 1, axis=1)[:, :k]
+    return chosen
 
 
 class BallsInBinsSampler(BatchSampler):
@@ -288,8 +337,8 @@ class BallsInBinsSampler(BatchSampler):
         if k == 1:
             steps = rng.integers(0, t, n)
             owners = np.arange(n)
-        else:  # k distinct steps per record: the first k of a random permutation of the steps
-            steps = np.argsort(rng.random((n, t)), axis=1)[:, :k].ravel()
+        else:  # k distinct steps per record, a uniform k-subset of the t steps
+            steps = _uniform_subsets(rng, n, t, k).ravel()
             owners = np.repeat(np.arange(n), k)
         order = np.argsort(steps, kind="stable")
         bounds = np.searchsorted(steps[order], np.arange(t + 1))
@@ -315,7 +364,9 @@ def make_sampler(name: str, *, dataset_size: int, batch_size: Optional[int] = No
                  max_batch_size: Optional[int] = None, num_selected: int = 1) -> BatchSampler:
     """A sampler from a data loader's public description: ``dataset_size`` records and a (nominal)
     ``batch_size`` b. Poisson-type samplers use rate b/N; epoch samplers ⌈N/b⌉ batches per epoch;
-    ``max_batch_size`` (truncated Poisson) defaults to ⌈1.2·b⌉."""
+    ``max_batch_size`` (truncated Poisson) defaults to ⌈1.2·b⌉. Under add_remove (random
+    allocation, Poisson, truncated Poisson) ``dataset_size`` is a declared public constant, not the
+    private record count: the schedule derived from it must not change when a record is added."""
     from ._validation import check_choice
 
     name = check_choice("sampling", name, SAMPLERS)
@@ -363,7 +414,12 @@ def planned_steps(sampler: BatchSampler, *, epochs: Optional[float] = None, step
         e = check_positive("epochs", epochs)
         if not math.isfinite(e):
             raise ValueError(f"epochs must be finite; got {epochs!r}")
-        t = max(1, math.ceil(e * sampler.dataset_size / sampler.nominal_batch_size - 1e-9))
+        passes = e * sampler.dataset_size / sampler.nominal_batch_size
+        if not passes <= MAX_STEPS:  # also inf / NaN: refuse before the integer conversion
+            raise ValueError(f"epochs={epochs} over dataset_size={sampler.dataset_size} records in batches of "
+                             f"batch_size ~ {sampler.nominal_batch_size:g} give {passes:.3g} steps; at most "
+                             f"{MAX_STEPS:.0e} steps can be accounted (the accountants' float64 range)")
+        t = max(1, math.ceil(passes - 1e-9))
     if t > MAX_STEPS:
         raise ValueError(f"epochs={epochs} over dataset_size={sampler.dataset_size} records in batches of batch_size "
                          f"~ {sampler.nominal_batch_size:g} give {t} steps; at most {MAX_STEPS:.0e} steps can be "

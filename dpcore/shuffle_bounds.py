@@ -1,24 +1,30 @@
 """Shuffled DP-SGD: the valid upper bound, a certified lower bound, and the Poisson number.
 
 A shuffling data loader draws a uniformly random permutation each epoch and cuts it into T
-batches; DP-SGD adds Gaussian noise of multiplier σ (relative to one record's clipped
-contribution, add/remove) to each batch sum. Three numbers, to be read side by side:
+batches; DP-SGD adds Gaussian noise of standard deviation σ·2C to each batch sum (C the clip
+norm): σ is relative to the replace-one sensitivity 2C, the relation shuffling is accounted under
+(:class:`~dpcore.events.ShuffledBatchesEvent`: under add_remove an added record moves the batch
+boundaries and the bound below does not hold). Three numbers, to be read side by side:
 
 ``upper``
-    A valid upper bound: no amplification (:class:`~dpcore.events.ShuffledBatchesEvent`). Each
-    record is in exactly one batch per epoch, so an epoch is dominated by one Gaussian of
-    multiplier σ and E epochs by E of them (the exact analytic-Gaussian ε of μ = √E/σ). This is the
-    bound that is *proven* for adaptive batch queries; it is what dpcore reports for shuffling.
+    A valid upper bound for replace_one: no amplification. n is the same on both neighbours, so
+    each record is in exactly one batch of a fixed layout per epoch, an epoch is dominated by one
+    Gaussian of multiplier σ and E epochs by E of them (the exact analytic-Gaussian ε of
+    μ = √E/σ). This is the bound that is *proven* for adaptive batch queries; it is what dpcore
+    reports for shuffling.
 ``lower``
     A lower bound on the true ε of the shuffled run (Chua et al. 2024, "How private are DP-SGD
     implementations?", ICML, the pair of their shuffle lower bound; multi-epoch form with a fresh
     permutation per epoch as in Chua et al. 2024b, "Scalable DP-SGD: shuffling vs. Poisson
-    subsampling", NeurIPS). Neighbours: every other record has gradient −1 (in units of the clip
-    norm), the differing record +1 and absent. With fixed batch sizes the batch holding the record
-    sums to 2 above the others' common sum under D and to 1 above under D′, so the epoch's outputs
-    are MoG(2) vs MoG(1), MoG(m) = (1/T)Σₜ N(m·eₜ, σ²I_T) (relative to the known common sum).
+    subsampling", NeurIPS), for replace-one neighbours: every other record has gradient −1 (in
+    units of C), the differing record +1 in D and −1 in D′. The batch layout is public (n is
+    fixed); relative to each batch's known sum −b_t·C the batch holding the record is 2C above
+    under D, and every batch is at 0 under D′: in units of the sensitivity 2C the epoch's outputs
+    are MoG(1) vs MoG(0), MoG(m) = Σₜ πₜ·N(m·eₜ, σ²I_T) (πₜ = b_t/n, the chance the record lands
+    in batch t). Chua et al.'s zero-out pair (D′: gradient 0, MoG(1) vs MoG(1/2) here) is weaker:
+    at σ = 0.5, T = 100 one epoch its bound is 4.06, this pair's 5.40.
     Reporting only M = maxₜ yₜ is a post-processing; its laws have the distribution functions
-    F_m(c) = Φ((c − m)/σ)·Φ(c/σ)^{T−1}. Binning M is a further post-processing, so the binned pair
+    F_m(c) = Φ((c − m)/σ)·Φ(c/σ)^{T−1}, m ∈ {1, 0}, whatever the πₜ. Binning M is a further post-processing, so the binned pair
     is dominated by the true one and its E-fold composition (epochs are independent given fresh
     permutations) lower-bounds the shuffled run's δ(ε) for these neighbours, hence its ε.
     Computed with P-masses rounded down and Q-masses up (relative margin 1e-9 over the float64
@@ -26,8 +32,9 @@ contribution, add/remove) to each batch sum. Three numbers, to be read side by s
     bound (:meth:`~dpcore.pld.pmf.GridPld.epsilon_bounds`), which accounts for every float and
     discretisation error.
 ``poisson``
-    The ε of Poisson sampling at the same expected batch (rate 1/T, T·E steps). It is *not* a
-    guarantee for a shuffling loader; it is printed for comparison only, labelled as such.
+    The ε of Poisson sampling at the same expected batch and the same noise (rate 1/T, T·E steps,
+    add_remove with multiplier 2σ relative to C). It is *not* a guarantee for a shuffling loader
+    (nor for the same relation); it is printed for comparison only, labelled as such.
 """
 
 from __future__ import annotations
@@ -51,10 +58,12 @@ _U = 2.0**-53
 #: relative margin on the float64 bin masses of the lower-bound pair (log Φ is accurate to a few
 #: ulps; 1e-9 is ten million times that)
 _MASS_MARGIN = 1e-9
-#: bins of the maximum statistic per (σ²·h): the loss of the binned pair moves by about h per bin
+#: bins of the maximum statistic of width σ²·h/(shift difference): the loss of the binned pair moves by about h per bin
 _BIN_LOSS = 2e-3
 #: each tail of M beyond the binned range holds at most this much mass (under either law)
 _TAIL = 1e-14
+#: shifts of the differing batch under D and D′ (units of the replace-one sensitivity 2C; module docstring)
+_P_SHIFT, _Q_SHIFT = 1.0, 0.0
 
 
 def _log_cdf(c: np.ndarray, shift: float, sigma: float, steps: int) -> np.ndarray:
@@ -64,19 +73,19 @@ def _log_cdf(c: np.ndarray, shift: float, sigma: float, steps: int) -> np.ndarra
 
 @lru_cache(maxsize=16)
 def max_statistic_pair(sigma: float, steps: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Binned laws of M = maxₜ yₜ under MoG(2) (P) and MoG(1) (Q), P-masses rounded down, Q-masses
-    up: the dominated pair of the shuffle lower bound (module docstring). Returns (p, q)."""
-    gap = _BIN_LOSS * sigma * sigma
+    """Binned laws of M = maxₜ yₜ under MoG(1) (P) and MoG(0) (Q), P-masses rounded down,
+    Q-masses up: the dominated pair of the shuffle lower bound (module docstring). Returns (p, q)."""
+    gap = _BIN_LOSS * sigma * sigma / (_P_SHIFT - _Q_SHIFT)
     # range: F_P(c_lo) ≤ _TAIL and 1 − F_Q(c_hi) ≤ _TAIL (Q has the heavier left tail, P the right)
     lo = -sigma * 2.0
-    while _log_cdf(np.array([lo]), 1.0, sigma, steps)[0] > math.log(_TAIL):
+    while _log_cdf(np.array([lo]), _Q_SHIFT, sigma, steps)[0] > math.log(_TAIL):
         lo -= sigma
-    hi = 2.0 + sigma
-    while -math.expm1(_log_cdf(np.array([hi]), 2.0, sigma, steps)[0]) > _TAIL:
+    hi = _P_SHIFT + sigma
+    while -math.expm1(_log_cdf(np.array([hi]), _P_SHIFT, sigma, steps)[0]) > _TAIL:
         hi += sigma
     edges = np.arange(lo, hi + gap, gap)
     masses = []
-    for shift in (2.0, 1.0):
+    for shift in (_P_SHIFT, _Q_SHIFT):
         log_f = _log_cdf(edges, shift, sigma, steps)
         inner = np.exp(log_f[1:]) * -np.expm1(log_f[:-1] - log_f[1:])
         below = math.exp(log_f[0])
@@ -109,12 +118,12 @@ def _composed_lower_pld(sigma: float, steps: int, epochs: int, order: int):
 
 
 def shuffle_lower_bound_epsilon(noise_multiplier: float, steps_per_epoch: int, epochs: int, delta: float) -> float:
-    """A certified lower bound on the ε(δ) of shuffled DP-SGD (module docstring; add_remove).
+    """A certified lower bound on the ε(δ) of shuffled DP-SGD (module docstring; replace_one).
 
     Parameters
     ----------
     noise_multiplier : float
-        σ relative to the clip norm (add/remove sensitivity), > 0.
+        σ relative to the replace-one sensitivity (twice the clip norm), > 0.
     steps_per_epoch : int
         T, batches per epoch, ≥ 1.
     epochs : int
@@ -189,7 +198,7 @@ class ShuffleBounds:
     lower: float
     upper: float
     poisson: float
-    relation: str = "add_remove"
+    relation: str = "replace_one"
 
     def to_dict(self) -> Dict[str, object]:
         return {
@@ -213,8 +222,10 @@ def shuffle_bounds(noise_multiplier: float, steps_per_epoch: int, epochs: int, d
     steps = check_positive_int("steps_per_epoch", steps_per_epoch)
     epochs = check_positive_int("epochs", epochs)
     delta = check_delta("delta", delta)
-    gauss = GaussianEvent(sigma)
-    upper = get_epsilon(SelfComposedEvent(ShuffledBatchesEvent(gauss, steps), epochs), delta).epsilon
-    poisson = get_epsilon(SelfComposedEvent(PoissonSampledEvent(gauss, 1.0 / steps), steps * epochs), delta).epsilon
+    upper = get_epsilon(SelfComposedEvent(ShuffledBatchesEvent(GaussianEvent(sigma, "replace_one"), steps), epochs),
+                        delta).epsilon
+    same_noise = GaussianEvent(2.0 * sigma)  # add_remove: the same noise std over sensitivity C
+    poisson = get_epsilon(SelfComposedEvent(PoissonSampledEvent(same_noise, 1.0 / steps), steps * epochs),
+                          delta).epsilon
     lower = shuffle_lower_bound_epsilon(sigma, steps, epochs, delta)
     return ShuffleBounds(sigma, steps, epochs, delta, lower, upper, poisson)

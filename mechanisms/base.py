@@ -152,7 +152,8 @@ def check_calibrated_scale(what: str, scale: object, **inputs: object) -> object
             size = "above 1.8e308"
         given = ", ".join(f"{k}={v!r}" for k, v in inputs.items())
         raise ValueError(f"the least {what} for {given} is {size}, beyond 2**984, the largest noise scale a float "
-                         "sampler can carry; raise epsilon (or delta) or lower the sensitivity")
+                         f"sampler can carry; raise epsilon{' (or delta)' if 'delta' in inputs else ''} or lower the "
+                         "sensitivity")
     return scale
 
 

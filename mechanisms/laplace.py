@@ -33,13 +33,14 @@ __all__ = ["Laplace", "L2Laplace", "SECURE_SLACK"]
 SECURE_SLACK = Fraction(1, 2**20)
 
 
-def _pure_scale(epsilon: object, delta: object, sensitivity: float, name: str) -> float:
-    """Least scale b with Δ/b ≤ ε as dpcore reads it (``round_up(1/(b/Δ))`` for a LaplaceEvent)."""
+def _pure_scale(epsilon: object, delta: object, sensitivity: float, name: str, stated: object = None) -> float:
+    """Least scale b with Δ/b ≤ ε as dpcore reads it (``round_up(1/(b/Δ))`` for a LaplaceEvent);
+    ``stated``: the user's sensitivity for messages when Δ is derived from it (the secure slack)."""
     eps = check_positive("epsilon", epsilon)
     if delta is not None:
         raise ValueError(f"delta must be None: {name} is calibrated for pure epsilon-DP; got {delta!r}")
     scale = round_up(check_calibrated_scale("scale", Fraction(sensitivity) / Fraction(eps), epsilon=epsilon,
-                                            sensitivity=sensitivity))
+                                            sensitivity=sensitivity if stated is None else stated))
     return least_passing(scale, lambda b: round_up(1.0 / (b / sensitivity)) <= eps
                          and _exact_epsilon(sensitivity, b) <= eps)
 
@@ -140,7 +141,8 @@ class Laplace(Mechanism):
         which needs ``dimension``.
         """
         sens = convert_sensitivity(check_positive("sensitivity", sensitivity), norm, 1.0, dimension)
-        return cls(_pure_scale(epsilon, delta, _accounted(sens, bool(secure)), "Laplace"), sens, secure=secure)
+        return cls(_pure_scale(epsilon, delta, _accounted(sens, bool(secure)), "Laplace", sensitivity), sens,
+                   secure=secure)
 
     @property
     def accounted_sensitivity(self) -> float:

@@ -15,7 +15,8 @@ dp_accounting                           dpcore
 NoOpDpEvent / NonPrivateDpEvent         NoOpEvent / NonPrivateEvent
 GaussianDpEvent(σ)                      GaussianEvent(σ)
 LaplaceDpEvent(b)                       LaplaceEvent(b)
-EpsilonDeltaDpEvent(ε, δ)               PureDpEvent(ε) if δ = 0 else ApproxDpEvent(ε, δ)
+RandomizedResponseDpEvent(p, k)         PureDpEvent(ln(1 + k(1 − p)/p)) (replace_one only;
+                                        p = 0: NonPrivateEvent, p = 1: NoOpEvent)
 PoissonSampledDpEvent(q, e)             PoissonSampledEvent(e, q)
 SampledWithoutReplacementDpEvent        SampledWithoutReplacementEvent(e, m, n)
 SampledWithReplacementDpEvent           SampledWithReplacementEvent(e, m, n)
@@ -28,11 +29,13 @@ ComposedDpEvent([e…])                   ComposedEvent([e…])
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
+
+import mpmath
 
 from .._validation import check_relation
 from ..events import (
-    ApproxDpEvent,
     ComposedEvent,
     GaussianEvent,
     LaplaceEvent,
@@ -68,10 +71,8 @@ def from_dp_event(dp_event: Any, relation: str = "add_remove") -> PrivacyEvent:
         return GaussianEvent(dp_event.noise_multiplier, relation)
     if kind == "LaplaceDpEvent":
         return LaplaceEvent(dp_event.noise_multiplier, relation)
-    if kind == "EpsilonDeltaDpEvent":
-        if dp_event.delta == 0:
-            return PureDpEvent(dp_event.epsilon, relation)
-        return ApproxDpEvent(dp_event.epsilon, dp_event.delta, relation)
+    if kind == "RandomizedResponseDpEvent":
+        return _randomized_response(dp_event.noise_parameter, dp_event.num_buckets, relation)
     if kind == "PoissonSampledDpEvent":
         return PoissonSampledEvent(sub(dp_event.event), dp_event.sampling_probability)
     if kind == "SampledWithoutReplacementDpEvent":
@@ -89,3 +90,26 @@ def from_dp_event(dp_event: Any, relation: str = "add_remove") -> PrivacyEvent:
     if kind == "ComposedDpEvent":
         return ComposedEvent([sub(e) for e in dp_event.events])
     raise UnsupportedEventError(f"dpcore has no analysis for the dp_accounting event {kind}")
+
+
+def _randomized_response(p: float, k: int, relation: str) -> PrivacyEvent:
+    """k-ary randomized response that outputs a uniform bucket with probability p, else the input:
+    the output's probability ratio between two inputs is at most (1 − p + p/k)/(p/k), so it is
+    ε-DP with ε = ln(1 + k(1 − p)/p), rounded up (tight: the ratio at the input bucket). Neighbours
+    change the input (replace_one), as dp_accounting requires."""
+    from ..result import round_up
+
+    if relation != "replace_one":
+        raise UnsupportedEventError("RandomizedResponseDpEvent is analysed for relation='replace_one' (a changed "
+                                    f"input), as in dp_accounting; got relation={relation!r}")
+    if not (0.0 <= p <= 1.0) or int(k) != k or k < 1:
+        raise ValueError(f"RandomizedResponseDpEvent needs noise_parameter in [0, 1] and num_buckets >= 1; got "
+                         f"p={p!r}, k={k!r}")
+    if p == 1.0 or k == 1:  # the output ignores the input
+        return NoOpEvent(relation)
+    if p == 0.0:
+        return NonPrivateEvent(relation)
+    ratio = Fraction(int(k)) * (1 - Fraction(p)) / Fraction(p)  # exact
+    with mpmath.workdps(40):
+        epsilon = mpmath.log1p(mpmath.mpf(ratio.numerator) / ratio.denominator)
+    return PureDpEvent(round_up(epsilon), relation)

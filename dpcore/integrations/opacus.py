@@ -13,10 +13,13 @@ that one with dpcore's certified accountants::
     engine.get_epsilon(1e-5)                             # valid for shuffled batches
 
 ``sampling``: ``"poisson"`` (Opacus's DPDataLoader), ``"shuffle"`` (a shuffling DataLoader; no
-amplification — :mod:`dpcore.shuffle_bounds`), ``"random-allocation"`` (balls-in-bins),
+amplification, replace_one — :mod:`dpcore.shuffle_bounds`), ``"random-allocation"`` (balls-in-bins),
 ``"truncated-poisson"`` (needs ``dataset_size`` and ``max_batch_size``), ``"without-replacement"``
-and ``"with-replacement"`` (fixed batches of q·N records; replace_one, so the noise multiplier,
-relative to the clip norm C, is halved against the 2C sensitivity). Epoch samplers take
+and ``"with-replacement"`` (fixed batches of the declared ``batch_size``; replace_one: Opacus's
+q = 1/len(data_loader) is not b/N — batches of 300 over N = 1000 give q = 0.25 — so the batch is
+never rebuilt from q, and a rate no such loader has is refused). Under replace_one (these
+two and shuffle, whose add_remove bound does not hold: :class:`~dpcore.events.ShuffledBatchesEvent`)
+Opacus's noise multiplier, relative to the clip norm C, is halved against the 2C sensitivity. Epoch samplers take
 T = round(1/q) batches per epoch; a started epoch is accounted in full and with the smallest noise
 multiplier used in it. :meth:`DpcoreAccountant.for_sampler` binds the accountant to a
 :class:`dpcore.sampling.BatchSampler` and refuses steps whose rate does not match it.
@@ -65,10 +68,12 @@ class DpcoreAccountant:
         N, records (required by truncated-poisson and the fixed-batch samplers).
     max_batch_size : int, optional
         B, the truncated-poisson cap.
+    batch_size : int, optional
+        b, the loader's batch size (records; required by the fixed-batch samplers).
     """
 
     def __init__(self, sampling: str = "poisson", *, accountant: str = "auto", dataset_size: Optional[int] = None,
-                 max_batch_size: Optional[int] = None) -> None:
+                 max_batch_size: Optional[int] = None, batch_size: Optional[int] = None) -> None:
         self.sampling = check_choice("sampling", sampling, ACCOUNTED_SAMPLERS)
         self.accountant = accountant
         self.dataset_size = None if dataset_size is None else check_positive_int("dataset_size", dataset_size)
@@ -76,8 +81,15 @@ class DpcoreAccountant:
                                                                                       max_batch_size)
         if self.sampling == "truncated-poisson" and (self.dataset_size is None or self.max_batch_size is None):
             raise ValueError("sampling='truncated-poisson' needs dataset_size and max_batch_size")
-        if self.sampling in _REPLACE_ONE and self.dataset_size is None:
-            raise ValueError(f"sampling={self.sampling!r} needs dataset_size (fixed batches of q*N records)")
+        self.batch_size = None if batch_size is None else check_positive_int("batch_size", batch_size)
+        if self.sampling in _REPLACE_ONE and (self.dataset_size is None or self.batch_size is None):
+            raise ValueError(f"sampling={self.sampling!r} needs dataset_size and batch_size (the loader's fixed "
+                             "batches; Opacus's sample rate 1/len(loader) does not give the batch size)")
+        if self.batch_size is not None and self.sampling not in _REPLACE_ONE:
+            raise ValueError(f"batch_size applies to the fixed-batch samplers {_REPLACE_ONE}; got "
+                             f"sampling={self.sampling!r}")
+        if self.sampling == "without-replacement" and self.batch_size > self.dataset_size:
+            raise ValueError(f"batch_size must be in [1, dataset_size={self.dataset_size}]; got {batch_size}")
         self.history: List[Tuple[float, float, int]] = []  # (noise multiplier, sample rate, steps), as Opacus
         self._expected_rate: Optional[float] = None
 
@@ -93,6 +105,12 @@ class DpcoreAccountant:
         if self._expected_rate is not None and not math.isclose(q, self._expected_rate, rel_tol=1e-9):
             raise ValueError(f"sample_rate={q!r} does not match the bound sampler's rate {self._expected_rate!r}: "
                              "this accountant would account another sampler than the one that runs")
+        if self.sampling in _REPLACE_ONE:
+            n, b = self.dataset_size, self.batch_size
+            rates = (b / n, 1.0 / math.ceil(n / b), 1.0 / max(1, n // b))  # b/N, 1/len(loader) (drop_last or not)
+            if not any(math.isclose(q, r, rel_tol=1e-9) for r in rates):
+                raise ValueError(f"sample_rate={q!r} is neither batch_size/dataset_size = {b}/{n} nor 1/len(loader) "
+                                 f"of a loader with batches of {b}: this accountant would account another loader")
         if self.history and self.history[-1][:2] == (sigma, q):
             self.history[-1] = (sigma, q, self.history[-1][2] + 1)
         else:
@@ -126,6 +144,7 @@ class DpcoreAccountant:
         destination["sampling"] = self.sampling
         destination["dataset_size"] = self.dataset_size
         destination["max_batch_size"] = self.max_batch_size
+        destination["batch_size"] = self.batch_size
         return destination
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -134,7 +153,7 @@ class DpcoreAccountant:
             raise ValueError("state_dict must be a non-empty mapping with a 'history'")
         if state_dict.get("mechanism") != self.mechanism():
             raise ValueError(f"state_dict is of accountant {state_dict.get('mechanism')!r}, not 'dpcore'")
-        for key in ("sampling", "dataset_size", "max_batch_size"):
+        for key in ("sampling", "dataset_size", "max_batch_size", "batch_size"):
             if state_dict.get(key) != getattr(self, key):
                 raise ValueError(f"state_dict has {key}={state_dict.get(key)!r}, this accountant {getattr(self, key)!r}:"
                                  " a checkpoint of another sampler cannot be loaded")
@@ -156,6 +175,8 @@ class DpcoreAccountant:
             kw["dataset_size"] = sampler.dataset_size
         if name == "truncated-poisson":
             kw["max_batch_size"] = sampler.max_batch_size
+        if name in _REPLACE_ONE:
+            kw["batch_size"] = sampler.batch_size
         acc = cls(name, accountant=accountant, **kw)
         acc._expected_rate = (sampler.sampling_rate if name in ("poisson", "truncated-poisson")
                               else 1.0 / sampler.steps_per_epoch if name in _EPOCH
@@ -176,11 +197,10 @@ class DpcoreAccountant:
             return PoissonSampledEvent(GaussianEvent(sigma), q)
         if self.sampling == "truncated-poisson":
             return TruncatedPoissonSampledEvent(GaussianEvent(sigma), q, self.max_batch_size, self.dataset_size)
-        batch = max(1, round(q * self.dataset_size))
         inner = GaussianEvent(sigma / 2.0, relation="replace_one")  # sensitivity 2C under replace_one
         if self.sampling == "without-replacement":
-            return SampledWithoutReplacementEvent(inner, batch, self.dataset_size)
-        return SampledWithReplacementEvent(inner, batch, self.dataset_size)
+            return SampledWithoutReplacementEvent(inner, self.batch_size, self.dataset_size)
+        return SampledWithReplacementEvent(inner, self.batch_size, self.dataset_size)
 
     def _epoch_event(self) -> PrivacyEvent:
         """Whole epochs of round(1/q) batches; each started epoch at its smallest σ."""
@@ -194,10 +214,12 @@ class DpcoreAccountant:
                     used = 0
                 epochs[-1] = (min(epochs[-1][0], sigma), per)
                 used += 1
-        wrap = ShuffledBatchesEvent if self.sampling == "shuffle" else RandomAllocationEvent
         parts: List[Tuple[PrivacyEvent, int]] = []
         for sigma, per in epochs:
-            unit = wrap(GaussianEvent(sigma), per)
+            if self.sampling == "shuffle":  # replace_one: sensitivity 2C
+                unit = ShuffledBatchesEvent(GaussianEvent(sigma / 2.0, relation="replace_one"), per)
+            else:
+                unit = RandomAllocationEvent(GaussianEvent(sigma), per)
             if parts and parts[-1][0] == unit:
                 parts[-1] = (unit, parts[-1][1] + 1)
             else:

@@ -17,7 +17,9 @@ with ρ = P(K ≥ B) ≤ P(Bin(N − 1, q) ≥ B) (N the public bound on the dat
 
     removal pair = (1 − ρ)·Sub_q(N(1, σ²), N(0, σ²)) ⊕ ρ·Sub_{qB/(B+1)}(N(2, σ²), N(0, σ²)),
 
-the addition pair its mirror image. This is the analysis of Ganesh 2025 ("Tighter privacy
+the addition pair its mirror image. ρ itself is private (|D| may even be 0: plain Poisson), so
+the accountants use ρ_max with the second branch raised to Sub_q(N(2, σ²), N(0, σ²)), which
+dominates both branches and makes the sum monotone in ρ (proof and cost in :mod:`dpcore.truncation`). This is the analysis of Ganesh 2025 ("Tighter privacy
 analysis for truncated Poisson", the truncation inside the PLD instead of in δ) as we derive it
 here: the branch probability is bounded at the largest K-free rate, where dp_accounting averages
 the rate over K (an average of a convex function of the rate is not bounded by its value at the

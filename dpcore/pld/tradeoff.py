@@ -305,12 +305,18 @@ class GridCurve:
 
 
 def check_fpr(name: str, fpr: object) -> np.ndarray:
-    """False-positive rates: a non-empty 1-D array of reals in [0, 1]."""
+    """False-positive rates: a non-empty 1-D array of reals in [0, 1] (numbers only: a string or a
+    bool is refused, not converted)."""
     try:
-        arr = np.atleast_1d(np.asarray(fpr, dtype=np.float64))
+        raw = np.atleast_1d(np.asarray(fpr, dtype=object))
+        numbers = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+                      for x in raw.ravel())
+        arr = raw.astype(np.float64) if numbers else None
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a non-empty sequence of false-positive rates in [0, 1]; "
-                         f"got {fpr!r}") from None
+        arr = None
+    if arr is None:
+        raise ValueError(f"{name} must be a non-empty sequence of false-positive rates (real numbers) in [0, 1]; "
+                         f"got {fpr!r}")
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence of false-positive rates in [0, 1]; got {fpr!r}")
     if np.isnan(arr).any() or np.any(arr < 0.0) or np.any(arr > 1.0):

@@ -596,3 +596,16 @@ def test_calibrate_mechanism_refusals(declared_plugins, capsys, argv, words):
     code = cli.main(["calibrate", *argv])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and all(w in err for w in words), err
+
+
+def test_review_item_11_messages_and_python_cli_agreement(capsys):
+    """Laplace's refusal names the user's --sensitivity (not the secure-slack one) and no delta; the
+    CLI's calibration reports the ε Python's calibrate_noise_multiplier reports for the same σ."""
+    assert main(["calibrate", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1e308"]) == 2
+    err = capsys.readouterr().err
+    assert "--sensitivity 1e+308" in err and "delta" not in err
+    assert main(["calibrate", "--epsilon", "1", "--delta", "1e-5", "--sampling-rate", "0.01", "--steps", "1000",
+                 "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    python = dpcore.calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=1000)
+    assert cli["noise_multiplier"] == python.value and cli["epsilon"] == python.privacy.epsilon

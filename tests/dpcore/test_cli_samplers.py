@@ -50,7 +50,19 @@ def test_truncated_poisson_calibrate_and_steps(capsys):
     (("--sampling-rate", "0.01", "--steps", "10", "--batch-size", "5"), "--batch-size contradicts"),
     (("--sampling", "with-replacement", *LOADER, "--epochs", "1", "--relation", "add_remove"), "--relation contradicts"),
     (("--sampling", "random-allocation", "--dataset-size", "10", "--batch-size", "20", "--epochs", "1"), "--batch-size"),
+    (("--sampling", "random-allocation", *LOADER, "--epochs", "1", "--orders", "2", "3"), "--orders contradicts"),
+    (("--sampling", "random-allocation", *LOADER, "--epochs", "1", "--no-optimize-order"),
+     "--no-optimize-order contradicts"),
 ])
 def test_bad_flag_combinations_exit_2(capsys, extra, needle):
     code, _, err = _run(capsys, "epsilon", "--noise-multiplier", "1", "--delta", "1e-5", *extra)
     assert code == 2 and needle in err and err.count("\n") == 1
+
+
+def test_random_allocation_auto_reports_the_certified_lower_bound(capsys):
+    """Issue 23 review, item 9: auto printed bounds [0.0, upper]; its lower bound is the PLD's."""
+    argv = ("epsilon", "--noise-multiplier", "1", "--delta", "1e-5", "--sampling", "random-allocation", *LOADER,
+            "--epochs", "2", "--json")
+    auto = json.loads(_run(capsys, *argv)[1])
+    pld = json.loads(_run(capsys, *argv, "--accountant", "pld")[1])
+    assert auto["accountant"] == "pld" and auto["bounds"] == pld["bounds"] and auto["bounds"][0] > 0.99 * auto["epsilon"]

@@ -32,7 +32,9 @@ def test_the_sampler_the_loader_uses_is_the_one_accounted():
     balls = _run(DpcoreAccountant("random-allocation"), 250)
     poisson = _run(DpcoreAccountant("poisson"), 250)
     # a started epoch counts in full: 3 epochs of 100 batches
-    assert shuffle.event() == SelfComposedEvent(dpcore.ShuffledBatchesEvent(GaussianEvent(1.0), 100), 3)
+    # shuffling is accounted under replace_one (sensitivity 2C: Opacus's multiplier 1.0 is 0.5 of it)
+    assert shuffle.event() == SelfComposedEvent(
+        dpcore.ShuffledBatchesEvent(GaussianEvent(0.5, relation="replace_one"), 100), 3)
     assert shuffle.get_epsilon(1e-5) > 3 * poisson.get_epsilon(1e-5)  # no amplification claimed for shuffling
     assert balls.get_epsilon(1e-5) < shuffle.get_epsilon(1e-5)
     # noise schedules: an epoch is accounted at its smallest noise multiplier
@@ -66,7 +68,7 @@ def test_accountant_bad_input():
     with pytest.raises(ValueError, match="max_batch_size"):
         DpcoreAccountant("truncated-poisson", dataset_size=100)
     with pytest.raises(ValueError, match="dataset_size"):
-        DpcoreAccountant("with-replacement")
+        DpcoreAccountant("with-replacement", batch_size=10)
     with pytest.raises(ValueError, match="noise_multiplier"):
         DpcoreAccountant().step(noise_multiplier=float("nan"), sample_rate=0.1)
     with pytest.raises(ValueError, match="sample_rate"):
@@ -75,9 +77,23 @@ def test_accountant_bad_input():
 
 
 def test_fixed_batch_samplers_use_the_replace_one_sensitivity():
-    acc = _run(DpcoreAccountant("without-replacement", dataset_size=1000), 10, sigma=2.0, rate=0.1)
+    acc = _run(DpcoreAccountant("without-replacement", dataset_size=1000, batch_size=100), 10, sigma=2.0, rate=0.1)
     unit = acc.event().event
     assert unit.relation == "replace_one" and unit.event.noise_multiplier == 1.0 and unit.batch_size == 100
+
+
+@pytest.mark.parametrize("sampling", ["with-replacement", "without-replacement"])
+def test_fixed_batch_samplers_account_the_loader_batch_not_q_times_n(sampling):
+    """Opacus passes q = 1/len(loader): batches of 300 over N = 1000 give len = 4, q = 0.25, which
+    round(q·N) turned into batches of 250 (ε 1.70 instead of 2.06; issue 23 review, item 4). The
+    batch size is declared; a rate no loader of that batch size has is refused."""
+    acc = _run(DpcoreAccountant(sampling, dataset_size=1000, batch_size=300), 100, sigma=1.0, rate=0.25)
+    unit = acc.event().event
+    assert unit.batch_size == 300 and unit.dataset_size == 1000
+    with pytest.raises(ValueError, match="batch_size"):
+        DpcoreAccountant(sampling, dataset_size=1000)
+    with pytest.raises(ValueError, match="sample_rate"):
+        _run(DpcoreAccountant(sampling, dataset_size=1000, batch_size=300), 1, rate=0.01)
 
 
 def test_from_dp_event_converts_dp_accounting_trees():
@@ -110,3 +126,19 @@ def test_random_allocation_duck_typed_event():
     ra.event = type("GaussianDpEvent", (), {"noise_multiplier": 1.0})()
     ra.num_steps, ra.num_selected = 10, 2
     assert from_dp_event(ra) == dpcore.RandomAllocationEvent(GaussianEvent(1.0), 10, 2)
+
+
+def test_from_dp_event_randomized_response():
+    """Issue 23/25 review, item 11: RandomizedResponseDpEvent had no mapping (and the docstring listed
+    an EpsilonDeltaDpEvent dp_accounting does not have). ε = ln(1 + k(1 − p)/p), checked against the
+    output probabilities."""
+    dpe = pytest.importorskip("dp_accounting").dp_event
+    p, k = 0.3, 4
+    ev = from_dp_event(dpe.RandomizedResponseDpEvent(p, k), "replace_one")
+    ratio = (1 - p + p / k) / (p / k)
+    assert isinstance(ev, dpcore.PureDpEvent) and ev.relation == "replace_one"
+    assert math.log(ratio) <= ev.epsilon <= math.log(ratio) * (1 + 1e-15)
+    assert from_dp_event(dpe.RandomizedResponseDpEvent(1.0, k), "replace_one") == dpcore.NoOpEvent("replace_one")
+    assert from_dp_event(dpe.RandomizedResponseDpEvent(0.0, k), "replace_one") == dpcore.NonPrivateEvent("replace_one")
+    with pytest.raises(dpcore.UnsupportedEventError, match="replace_one"):
+        from_dp_event(dpe.RandomizedResponseDpEvent(p, k))

@@ -150,7 +150,7 @@ def test_calibrate_risk_refuses_bad_input(kwargs, needle):
     assert needle in str(exc.value)
 
 
-@pytest.mark.parametrize("fpr", [[1.5], [float("nan")], [], [[0.1, 0.2]]])
+@pytest.mark.parametrize("fpr", [[1.5], [float("nan")], [], [[0.1, 0.2]], ["0.1"], [True], [0.1, False], "0.1"])
 def test_risk_refuses_bad_fprs(fpr):
     with pytest.raises(ValueError, match="fpr"):
         risk(dpcore.GaussianEvent(1.0), fpr)
@@ -209,3 +209,22 @@ def test_the_lower_bound_covers_every_epsilon():
         centre = 0.5 * (loss[k] + loss[k + 1])
         value, rounding = grid.pld.delta_grid(centre)
         assert value - rounding - deficits[k] <= delta_lower(grid.pld, centre, FAIL_FRACTION ** -1 * 1e-15) + 1e-15
+
+
+def test_cli_risk_review_items(capsys):
+    """Issue 25 review, item 10: the steps calibration runs from the CLI (as documented); the risk
+    command's refusals suggest no accountant (it has none); --sampling none needs no --sampling-rate."""
+    assert main(["calibrate", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sampling-rate", "0.01",
+                 "--noise-multiplier", "1", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["steps"] == calibrate_risk(0.05, 0.01, sampling_rate=0.01, noise_multiplier=1.0).value
+    assert main(["risk", "--noise-multiplier", "1e-320", "--sampling-rate", "0.01", "--steps", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "--noise-multiplier" in err and "use accountant" not in err and "--accountant" not in err
+    assert err.count("\n") == 1
+    assert main(["risk", "--noise-multiplier", "2", "--sampling", "none", "--steps", "3", "--json"]) == 0
+    none = json.loads(capsys.readouterr().out)
+    assert main(["risk", "--noise-multiplier", "2", "--sampling-rate", "1", "--steps", "3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tpr_upper"] == none["tpr_upper"]
+    assert main(["risk", "--noise-multiplier", "2", "--sampling", "none", "--sampling-rate", "0.5", "--steps",
+                 "3"]) == 2

@@ -18,6 +18,7 @@ from dpcore.sampling import (
 )
 
 ALPHA = 1e-4
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.seeding.DeterministicSeedWarning")  # seeds: tests only
 
 
 def _chi2_uniform(counts):
@@ -78,8 +79,10 @@ def test_shuffle_each_record_once_per_epoch_and_fixed_sizes():
         batches = sampler.epoch()
         assert sorted(np.concatenate(batches).tolist()) == list(range(103))
         assert {b.size for b in batches} <= {10, 11}
-    assert sampler.privacy_event(GaussianEvent(1.0)) == dpcore.SelfComposedEvent(
-        ShuffledBatchesEvent(GaussianEvent(1.0), 10), 5)
+    step = GaussianEvent(1.0, relation="replace_one")  # shuffling: replace_one (the split moves under add_remove)
+    assert sampler.privacy_event(step) == dpcore.SelfComposedEvent(ShuffledBatchesEvent(step, 10), 5)
+    with pytest.raises(ValueError, match="replace_one"):
+        sampler.privacy_event(GaussianEvent(1.0))
 
 
 def test_fixed_size_and_with_replacement():
@@ -129,18 +132,18 @@ def test_public_api_accounts_the_sampler_that_ran():
     X, y, _ = make_classification(300, 3, seed=0)
     sampler = ShuffleSampler(300, 10, rng=0)
     res = dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, epochs=2, data_norm_bound=1.0, rng=0)
-    assert res.event == dpcore.SelfComposedEvent(ShuffledBatchesEvent(GaussianEvent(1.0), 10), 2)
+    assert res.event == dpcore.SelfComposedEvent(ShuffledBatchesEvent(GaussianEvent(1.0, "replace_one"), 10), 2)
     assert sampler.steps_emitted == 20 and res.details["releases"] == 20
     with pytest.raises(TypeError):  # there is no way to hand the solver an event of another sampler
         dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, event=dpcore.PoissonSampledEvent(GaussianEvent(1.0), 0.1))
     with pytest.raises(ValueError, match="sampling_rate"):
         dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, sampling_rate=0.1, data_norm_bound=1.0)
     with pytest.raises(ValueError, match="relation"):
-        dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, relation="replace_one", data_norm_bound=1.0)
+        dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, relation="add_remove", data_norm_bound=1.0)
     with pytest.raises(ValueError, match="dataset_size"):
         dp_sgd(X, y, noise_multiplier=1.0, sampling=ShuffleSampler(299, 10), data_norm_bound=1.0)
     with pytest.raises(ValueError, match="relation"):
-        sampler.event(GaussianEvent(1.0, relation="replace_one"), 3)
+        sampler.event(GaussianEvent(1.0, relation="add_remove"), 3)
 
 
 def test_make_sampler_and_bad_input():
@@ -158,3 +161,78 @@ def test_make_sampler_and_bad_input():
     with pytest.raises(ValueError, match="num_selected"):
         BallsInBinsSampler(10, 3, num_selected=4)
     assert PoissonSampler(10, 0.5).privacy_event(GaussianEvent(1.0)) == dpcore.NoOpEvent()
+
+
+@pytest.mark.filterwarnings("error::dpcore.seeding.DeterministicSeedWarning")
+def test_a_seeded_sampler_warns_and_so_does_dp_sgd_on_it():
+    """A fixed seed makes the batches public: the accounted amplification does not exist (issue 23
+    review, item 5). Samplers and dp_sgd(sampling=<seeded sampler>) warn; None / a Generator do not."""
+    from algorithms import dp_sgd
+    from algorithms.synthetic import make_classification
+    from dpcore.seeding import DeterministicSeedWarning
+
+    for make in (lambda rng: BallsInBinsSampler(100, 10, rng=rng), lambda rng: ShuffleSampler(100, 10, rng=rng),
+                 lambda rng: PoissonSampler(100, 0.1, rng=rng), lambda rng: WithReplacementSampler(100, 10, rng=rng)):
+        with pytest.warns(DeterministicSeedWarning, match="rng=0.*NOT differentially private"):
+            make(0)
+        make(None), make(np.random.default_rng(0))  # silent (the error filter above would raise)
+    X, y, _ = make_classification(100, 3, seed=0)
+    with pytest.warns(DeterministicSeedWarning):
+        sampler = BallsInBinsSampler(100, 10, rng=0)
+    with pytest.warns(DeterministicSeedWarning, match="dp_sgd"):
+        dp_sgd(X, y, noise_multiplier=1.0, sampling=sampler, epochs=1, data_norm_bound=1.0)
+
+
+def test_huge_schedules_are_refused_naming_the_argument():
+    """Issue 23 review, item 7: OverflowError / 'Python int too large' instead of a refusal."""
+    from dpcore.sampling import planned_steps
+
+    with pytest.raises(ValueError, match="epochs"):
+        planned_steps(PoissonSampler(10, 0.1), epochs=1e308)
+    with pytest.raises(ValueError, match="epochs"):
+        planned_steps(TruncatedPoissonSampler(1000, 0.01, 12), epochs=1e300)
+    with pytest.raises(ValueError, match="sampling_rate"):
+        PoissonSampler(10, 1e-320).steps_per_epoch
+    assert PoissonSampler(10, 1e-300).steps_per_epoch == math.ceil(1.0 / 1e-300)  # large but finite
+
+
+def test_sampler_memory_is_of_the_batches_not_of_n_times_t():
+    """Issue 23 review, item 8: BallsInBins with num_selected > 1 built an n x t array (74.5 GiB at
+    n = 1e6, t = 1e4) and Poisson an n-array per batch (8 GB at n = 1e9). Peak memory now follows the
+    output: O(n·k) per epoch, O(batch) per Poisson step (tracemalloc; before: ~160 MB and ~90 MB here)."""
+    import tracemalloc
+
+    def peak(draw):
+        tracemalloc.start()
+        try:
+            out = draw()
+            return tracemalloc.get_traced_memory()[1], out
+        finally:
+            tracemalloc.stop()
+
+    n, t, k = 20_000, 500, 2
+    used, batches = peak(lambda: BallsInBinsSampler(n, t, num_selected=k).epoch())
+    assert used < 8 * 1024**2
+    counts = np.bincount(np.concatenate(batches), minlength=n)
+    assert np.all(counts == k) and all(np.unique(b).size == b.size for b in batches)
+    used, batch = peak(lambda: next(PoissonSampler(10**7, 1e-6).batches(1)))
+    assert used < 1024**2 and batch.size < 100 and np.all(np.diff(batch) > 0)
+
+
+@pytest.mark.parametrize("floyd_max_k", [32, 0])  # Floyd's algorithm / the random-key row blocks
+@pytest.mark.parametrize("t,k", [(5, 2), (6, 3)])
+def test_every_k_subset_of_the_steps_is_equally_likely(monkeypatch, floyd_max_k, t, k):
+    """The subsets themselves, not only each step's frequency, are uniform (chi-square over all
+    C(t, k) subsets, p > 1e-4; a biased draw
+    shifts the subset counts: drawing r in [0, j) instead of [0, j] fails both Floyd cases)."""
+    from itertools import combinations
+
+    from dpcore import sampling
+
+    monkeypatch.setattr(sampling, "_FLOYD_MAX_K", floyd_max_k)
+    monkeypatch.setattr(sampling, "_BLOCK_KEYS", 64)  # several row blocks
+    rows = sampling._uniform_subsets(np.random.default_rng(11), 30_000, t, k)
+    assert np.all(np.sort(rows, axis=1)[:, 1:] != np.sort(rows, axis=1)[:, :-1])
+    index = {c: i for i, c in enumerate(combinations(range(t), k))}
+    counts = np.bincount([index[tuple(r)] for r in np.sort(rows, axis=1).tolist()], minlength=len(index))
+    assert _chi2_uniform(counts) > ALPHA
