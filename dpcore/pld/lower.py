@@ -102,6 +102,16 @@ def _log_g_hat(x: np.ndarray, v: float, w: float, r: float) -> np.ndarray:
     return out
 
 
+def _grid_index(rounding, x: float, lo: int, hi: int) -> int:
+    """``rounding(x)`` clamped to [lo, hi], for any float x (ε far beyond the grid, e.g. 1e308, gives
+    x = ±inf, which ``int`` cannot take)."""
+    if not x > lo:
+        return lo
+    if x >= hi:
+        return hi
+    return min(max(int(rounding(x)), lo), hi)
+
+
 def _g_bound(pld: "GridPld", epsilon: float, v: float, w: float, rho: float,
              widen: float = 0.0) -> Tuple[float, float]:
     """(E_D[ĝ] over the grid, max_j e^{log_scale − θℓ_j}·ĝ(ℓ_j)) for one Chebyshev radius, summing
@@ -117,8 +127,9 @@ def _g_bound(pld: "GridPld", epsilon: float, v: float, w: float, rho: float,
     theta, h = pld.theta, pld.h
     # beyond R on either side ĝ ≤ K·e^{−2(R − r − W/8)²/W}, small against the tilt e^{θR}
     reach = r + w / 8.0 + math.sqrt(w) * (6.0 + theta * math.sqrt(w)) + theta * w
-    j0 = min(max(0, int(math.floor((epsilon - reach) / h)) - pld.start), pld.pmf.size)
-    j1 = min(max(j0, int(math.ceil((epsilon + reach) / h)) - pld.start + 1), pld.pmf.size)
+    size = pld.pmf.size
+    j0 = _grid_index(math.floor, (epsilon - reach) / h - pld.start, 0, size)
+    j1 = _grid_index(math.ceil, (epsilon + reach) / h - pld.start + 1, j0, size)
     ell = (pld.start + np.arange(j0, j1)) * h
     log_g = log_k + _log_g_hat(ell - epsilon, v, w, r)
     logp = pld.log_p(j0, j1)

@@ -360,6 +360,8 @@ class GridPld:
         ell = self._curve[0]
         if not epsilon >= ell[1] if ell.size > 1 else True:
             return 0
+        if epsilon >= ell[-1]:  # every grid loss ≤ ε (also ε far beyond the grid, e.g. 1e308)
+            return ell.size - 1
         j = int(min(max(math.floor(epsilon / self.h) - self.start - self._first + 1, 0), ell.size - 1))
         while j + 1 < ell.size and ell[j + 1] <= epsilon:
             j += 1

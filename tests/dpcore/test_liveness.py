@@ -104,3 +104,18 @@ def test_calibration_at_1e18_steps_answers(capsys):
     assert main(["calibrate", "--epsilon", "1", "--delta", "1e-5", "--sampling-rate", "0.01", "--steps", "1e18",
                  "--no-certify"]) == 0
     assert "noise_multiplier" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("epsilon", [1e308, 1e6])
+def test_pld_delta_at_an_epsilon_far_beyond_the_grid(epsilon):
+    """δ(ε) for ε beyond every finite loss of the grid: the mass at +∞ plus the error terms (the grid
+    index of ε = 1e308 overflowed int(): `auto` skipped the PLD with an AccountantFailureWarning)."""
+    import warnings
+
+    event = SelfComposedEvent(PoissonSampledEvent(GaussianEvent(1.0), 0.01), 10)
+    result = dpcore.get_delta(event, epsilon, accountant="pld")
+    lower, upper = result.details["bounds"]
+    assert 0.0 <= lower <= upper == result.delta < 1e-12
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert dpcore.get_delta(event, epsilon).delta <= upper
