@@ -5,15 +5,23 @@ The analytic Gaussian mechanism calibrated to (ε, δ) = (1, 1e-5), Δ = 1 (σ =
 ("gdp" and "clopper-pearson", i.e. the (ε, δ) joint test) see the same trials. Prints one row per
 seed and the min / median / max, so the worst seed, not the median, is what the table shows.
 
-Run: ``python benchmarks/bench_audit_tightness.py [--trials 100000] [--seeds 0 1 ... 9]``.
+Run: ``python benchmarks/bench_audit_tightness.py [--trials 100000] [--seeds 0 1 ... 9]``
+(``--fdp-one-run [--jax-privacy PATH]``, ``--false-alarms N``: below).
 
 ``--fdp-one-run``: the f-DP one-run estimator (Mahloujifar, Melis, Chaudhuri 2024,
 :mod:`audits.fdp_one_run`) against the (ε, δ) one-run estimator (Steinke, Nasr, Jagielski 2023) on
 the same canaries: the Gaussian mechanism at ε ∈ {1, 2, 4} (δ = 1e-5, Δ = 1), m ∈ {2·10³, 2·10⁴}
 canaries each included w.p. ½ with an independent run and the output as score; median, min and max
-ε_lb over ``--seeds`` and the ratio of the medians. Also the same with k chosen in hindsight (the
-best of the guess-fraction grid on the data, which is *not* a valid audit — the ceiling of the
-analysis at this m).
+ε_lb over ``--seeds`` and the ratio of the medians. Also two ceilings of the analysis at this m,
+neither a valid audit: the best *fixed* k (the median over seeds of ε_lb at each k of a geometric
+grid of 22 counts from 20 to 0.3·m, the best of them), and k chosen in hindsight on each seed's data
+(best of the same grid per seed, then the median). ``--jax-privacy PATH`` adds the reference
+implementation (google-deepmind/jax_privacy, ``jax_privacy/auditing.py`` — the file alone runs
+without JAX; it needs dp_accounting), loaded from PATH for comparison only: its
+``CanaryScoreAuditor.epsilon_one_run_fdp`` with its defaults (one-sided guesses, Bonferroni over all
+thresholds, ε_lb in the Gaussian family at δ), and its recursion ``_epsilon_one_run_fdp`` on our
+(k, correct guesses) — a cross-check of our recursion, whose claimed curve is the certified PLD
+upper bound where theirs is the exact Φ(Φ⁻¹(x) + 1/σ).
 
 ``--false-alarms N``: a Gaussian release exactly at its claim audited with N seeds by the f-DP
 one-run test (ε ∈ {1, 2, 4}, m = 2·10⁴: the claim's verdict only, with the data-independent k)
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -40,39 +49,72 @@ def _canaries(sigma: float, m: int, seed: int):
     return included, rng.normal(included.astype(float), sigma)
 
 
-def fdp_one_run_table(seeds) -> None:
+def _load_reference(path: str):
+    """jax_privacy's auditing module loaded from ``path`` (comparison only; module docstring)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("jax_privacy_auditing_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _spread(values) -> str:
+    v = np.asarray(values)
+    return f"{np.median(v):.3f} [{v.min():.3f}, {v.max():.3f}]"
+
+
+def fdp_one_run_table(seeds, reference_path: Optional[str] = None) -> None:
     """f-DP one-run vs (ε, δ) one-run on the Gaussian (module docstring)."""
     import dpcore
     from audits.fdp_claim import CurveFamily
-    from audits.fdp_one_run import GUESS_FRACTIONS, fdp_one_run_estimate, fdp_one_run_rejects
+    from audits.fdp_one_run import fdp_one_run_estimate, fdp_one_run_rejects
     from audits.statistics import _guess_counts, one_run_estimate
 
-    delta = 1e-5
-    print(f"| eps | canaries | one-run (Steinke) median [min, max] | f-DP one-run median [min, max] | ratio of "
-          f"medians | f-DP, k in hindsight (not valid) | seconds per f-DP audit |  ({len(seeds)} seeds, 95%)")
-    print("|---|---|---|---|---|---|---|")
+    reference = None if reference_path is None else _load_reference(reference_path)
+    delta, alpha = 1e-5, 0.05
+    head = ("| eps | canaries | one-run (Steinke) | f-DP one-run (ours) | ratio of medians | best fixed k: eps_lb, k "
+            "(not valid) | k in hindsight (not valid) |")
+    rule = "|---|---|---|---|---|---|---|"
+    if reference is not None:
+        head += " jax_privacy epsilon_one_run_fdp (defaults) | jax_privacy recursion on our (k, C) |"
+        rule += "---|---|"
+    print(head + f" seconds per f-DP audit |  ({len(seeds)} seeds, median [min, max], 95%)")
+    print(rule + "---|")
     for eps in (1.0, 2.0, 4.0):
         sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
         family = CurveFamily(dpcore.GaussianEvent(sigma))
         for m in (2_000, 20_000):
-            old, new, best, times = [], [], [], []
-            for seed in seeds:
+            grid = np.unique(np.round(np.geomspace(20, 0.3 * m, 22)).astype(int))
+            old, new, theirs, ours_theirs, times = [], [], [], [], []
+            at_k = np.zeros((len(seeds), grid.size))
+            for row, seed in enumerate(seeds):
                 included, scores = _canaries(sigma, m, seed)
                 old.append(one_run_estimate(included, scores, delta).eps_lower)
                 start = time.perf_counter()
-                new.append(fdp_one_run_estimate(included, scores, family, delta).eps_lower)
+                est = fdp_one_run_estimate(included, scores, family, delta)
                 times.append(time.perf_counter() - start)
-                reach = 0.0
-                for fraction in GUESS_FRACTIONS:
-                    k = min(m, max(2, int(round(fraction * m))))
-                    correct, k = _guess_counts(included, scores, k)
-                    s = family.largest_rejected(lambda c: fdp_one_run_rejects(c, m, k, correct, 0.05))
-                    reach = max(reach, family.epsilon_lower(s, delta) if s > 0 else 0.0)
-                best.append(reach)
-            o, n, b = (np.array(v) for v in (old, new, best))
-            ratio = np.median(n) / np.median(o) if np.median(o) > 0 else np.inf
-            print(f"| {eps:g} | {m} | {np.median(o):.3f} [{o.min():.3f}, {o.max():.3f}] | {np.median(n):.3f} "
-                  f"[{n.min():.3f}, {n.max():.3f}] | {ratio:.2f} | {np.median(b):.3f} | {np.median(times):.2f} |")
+                new.append(est.eps_lower)
+                for j, k in enumerate(grid):
+                    correct, k_used = _guess_counts(included, scores, int(k))
+                    s = family.largest_rejected(lambda c: fdp_one_run_rejects(c, m, k_used, correct, alpha),
+                                                tolerance=3e-3)
+                    at_k[row, j] = family.epsilon_lower(s, delta) if s > 0 else 0.0
+                if reference is not None:
+                    auditor = reference.CanaryScoreAuditor(scores[included], scores[~included])
+                    theirs.append(auditor.epsilon_one_run_fdp(alpha, delta))
+                    ours_theirs.append(reference._epsilon_one_run_fdp(0.0, m, est.details["guesses"],
+                                                                      est.details["correct"], alpha, delta))
+            fixed = np.median(at_k, axis=0)
+            best = int(np.argmax(fixed))
+            ratio = np.median(new) / np.median(old) if np.median(old) > 0 else np.inf
+            line = (f"| {eps:g} | {m} | {_spread(old)} | {_spread(new)} | {ratio:.2f} | {fixed[best]:.3f}, "
+                    f"k = {grid[best]} | {_spread(at_k.max(axis=1))} |")
+            if reference is not None:
+                line += f" {_spread(theirs)} | {_spread(ours_theirs)} |"
+            print(line + f" {np.median(times):.2f} |", flush=True)
 
 
 def false_alarms(count: int) -> None:
@@ -113,11 +155,13 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=100_000)
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(10)))
     parser.add_argument("--fdp-one-run", action="store_true", help="f-DP one-run vs one-run table")
+    parser.add_argument("--jax-privacy", default=None, metavar="PATH",
+                        help="jax_privacy's auditing.py, compared in the --fdp-one-run table (reference only)")
     parser.add_argument("--false-alarms", type=int, default=None, metavar="N",
                         help="rate of false 'violated' verdicts over N seeds at the exact claim")
     args = parser.parse_args()
     if args.fdp_one_run:
-        fdp_one_run_table(args.seeds)
+        fdp_one_run_table(args.seeds, args.jax_privacy)
         return
     if args.false_alarms is not None:
         false_alarms(args.false_alarms)
