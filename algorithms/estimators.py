@@ -555,7 +555,8 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         dp_srm, rrpsgd`` or ``"auto"`` (default): a rule of the public n, d, ε and the number of classes
         (:mod:`algorithms.auto_solver`) — the privately chosen constant predictor when n·ε/√d is below 10
         (one :class:`~algorithms.auto_solver.LowSignalWarning`), DP-GD with a few plain steps for n·ε < 1300,
-        DP-GD's defaults for ε < 0.5, objective perturbation otherwise; the solver run is stored in ``solver_``.
+        for ε < 0.5 DP-GD's defaults below d = 50 and DP-SGD's from d = 50 on, objective perturbation otherwise;
+        the solver run is stored in ``solver_``.
         (Objective perturbation, the former default, is not the best solver at every ε: ijcnn1 at ε = 0.1 is the
         majority class with it; benchmarks/RESULTS.md, "Defaults and private selection".)
     epsilon : float

@@ -22,7 +22,11 @@ def test_rule_regimes_are_functions_of_public_quantities():
     few = choose_solver(n=398, d=31, epsilon=0.5)
     assert few.regime == "few_steps" and few.solver_params["steps"] == 2 and few.intercept_scaling == 0.5
     assert few.solver_params["learning_rate"] == pytest.approx(1.9 / (0.25 * 1.25))
-    assert choose_solver(n=32561, d=124, epsilon=0.1).regime == "low_epsilon"
+    low = choose_solver(n=32561, d=124, epsilon=0.1)
+    assert low.regime == "low_epsilon" and low.solver == "dp_sgd"  # wide (a9a, Adult): DP-SGD
+    assert choose_solver(n=49990, d=23, epsilon=0.1).solver == "dp_gd"  # narrow (ijcnn1): DP-GD
+    assert choose_solver(n=49990, d=49, epsilon=0.1).solver == "dp_gd"
+    assert choose_solver(n=49990, d=50, epsilon=0.1).solver == "dp_sgd"
     assert choose_solver(n=32561, d=124, epsilon=1.0).solver == "objective_perturbation"
     assert choose_solver(n=32561, d=124, epsilon=math.inf).solver == "objective_perturbation"
     # k classes split the signal: a binary problem with a model is a constant one at k = 11
@@ -54,6 +58,19 @@ def test_few_step_branch_is_dp_gd_with_the_rule_parameters():
     np.testing.assert_allclose(m.coef_, res.weights[:-1], rtol=1e-12)
     assert m.intercept_ == pytest.approx(res.weights[-1] * c, rel=1e-12)
     assert m.privacy_.epsilon <= 1.0 and m.privacy_.relation == "replace_one"
+
+
+def test_wide_low_epsilon_branch_is_the_dp_sgd_estimator():
+    """Wide data at ε < 0.5 with n·ε ≥ 1300: the fit is DPLogisticRegression(solver="dp_sgd") with the same seed
+    (same noise), a DP-GD fit would differ."""
+    X, y, _ = make_classification(13_000, 49, seed=2)
+    m = DPLogisticRegression(epsilon=0.1, classes=[-1, 1], random_state=4).fit(X, y)
+    assert m.solver_ == "dp_sgd" and m.auto_choice_.regime == "low_epsilon"
+    ref = DPLogisticRegression(epsilon=0.1, classes=[-1, 1], random_state=4, solver="dp_sgd",
+                               intercept_scaling=1.0).fit(X, y)
+    np.testing.assert_array_equal(m.coef_, ref.coef_)
+    assert m.intercept_ == ref.intercept_ and m.privacy_ == ref.privacy_
+    assert m.privacy_.epsilon <= 0.1 and m.privacy_.relation == "replace_one"
 
 
 def test_constant_branch_warns_once_from_public_quantities_and_is_private():
