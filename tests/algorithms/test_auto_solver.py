@@ -126,8 +126,27 @@ def test_tune_is_accounted_and_states_its_shares():
     assert dpcore.get_epsilon(event, 1e-5, accountant="rdp").epsilon == pytest.approx(m.privacy_.epsilon, rel=1e-12)
     assert t["one_run_epsilon"] + t["selection_epsilon"] == pytest.approx(m.privacy_.epsilon)
     assert 0 < t["one_run_epsilon"] < m.privacy_.epsilon
-    assert t["runs"] >= 1 and t["chosen"] in candidate_grid(2000, 6, 1.0, 1.0)
+    assert t["runs"] >= 1 and t["chosen"] in candidate_grid(2000, 6, 1.0, 1.0, t["run_training_epsilon"])
     assert m.score(X, y) > 0.6
+
+
+def test_tuning_grid_is_centred_on_the_default_of_public_quantities():
+    """Few-step regime: the rule's own DP-GD run is a candidate, and the constant; otherwise DP-GD's defaults at one
+    run's training epsilon (its default steps and step factor) with double steps / half the step — no constant."""
+    from algorithms.auto_solver import choose_solver
+    from algorithms.dp_gd import default_step_factor, default_steps
+
+    few = candidate_grid(398, 31, 0.5, 1.0, 0.3)
+    rule = choose_solver(n=398, d=31, epsilon=0.5)
+    assert {"steps": rule.solver_params["steps"], "learning_rate": rule.solver_params["learning_rate"],
+            "momentum": 0.0, "alpha": 0.0, "intercept_scaling": rule.intercept_scaling} in few
+    assert {"constant": True} in few
+    wide = candidate_grid(49990, 23, 0.5, 1.0, 0.29)
+    t0 = default_steps(49990, 0.29)
+    assert {"steps": t0, "learning_rate": default_step_factor(49990, 0.29, t0) / 0.5, "momentum": 0.9, "alpha": 0.0,
+            "intercept_scaling": 1.0} in wide
+    assert len(wide) == 4 and all(not g.get("constant") for g in wide)
+    assert sorted({g["steps"] for g in wide}) == [t0, 2 * t0]
 
 
 def test_poisson_tuning_with_no_run_returns_the_accounted_constant_and_warns():
