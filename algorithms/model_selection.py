@@ -30,8 +30,9 @@ calibrated to the user's (ε, δ) with the fallback included. The other distribu
 
 The grid is public (n, d, ε, δ and the tuning options; :func:`candidate_grid`) and centred on what
 ``solver="auto"`` runs, because with K = 1 (likely at E[K] = 5) whichever candidate was drawn is released:
-in the few-step regime (n·ε < 1300) the rule's T₀ = ⌈n·ε/130⌉ plain steps of η·β = 1.9 with T ∈ {T₀, 2T₀,
-4T₀}, one momentum run (4T₀ steps, μ = 0.9, η·β = 0.5), intercept feature R/2, and the constant predictor;
+in the few-step regime (n·ε < 1300) the rule's T₀ = ⌈n·ε_run/130⌉ plain steps of η·β = 1.9 at one
+run's training ε_run with T ∈ {T₀, 2T₀, 3T₀}, intercept feature R/2, and the constant predictor where the rule
+itself returns it (n·ε/√d < 10);
 otherwise DP-GD's own defaults computed at one run's training ε (T₀ = ``default_steps``, η·β =
 ``default_step_factor``, μ = 0.9, c = R) with T ∈ {T₀, 2T₀} and η·β or half of it. (The previous generic grid —
 T ∈ {T₀/3, T₀, 3T₀} × two step rules × two ridges + the constant — drew a poor candidate too often: ijcnn1
@@ -96,25 +97,24 @@ def candidate_grid(n: int, d: int, epsilon: float, data_norm_bound: float,
         ε (nats, at the fit's δ) of one candidate's training release alone — what DP-GD's default step count and
         step size are computed for (default ``epsilon``).
     """
-    from .auto_solver import FEW_STEPS_BELOW, FEW_STEPS_FACTOR, FEW_STEPS_INTERCEPT, FEW_STEPS_PER
+    from .auto_solver import CONSTANT_BELOW, FEW_STEPS_BELOW, FEW_STEPS_FACTOR, FEW_STEPS_INTERCEPT, FEW_STEPS_PER
     from .dp_gd import BENCHMARK_MOMENTUM, default_step_factor, default_steps
 
     ne = n * epsilon
+    eps_run = epsilon if run_epsilon is None else run_epsilon
     grid: List[Dict[str, Any]] = []
-    if ne < FEW_STEPS_BELOW:  # the rule's few plain steps (c = R/2), longer runs, one momentum run, the constant
+    if ne < FEW_STEPS_BELOW:  # the rule's few plain steps (c = R/2) at one run's ε, 2× and 3× as many
         c = FEW_STEPS_INTERCEPT * data_norm_bound
         beta = 0.25 * (data_norm_bound ** 2 + c * c)
-        t0 = max(1, math.ceil(ne / FEW_STEPS_PER))
-        for steps in sorted({t0, 2 * t0, 4 * t0}):
+        t0 = max(1, math.ceil(n * eps_run / FEW_STEPS_PER))
+        for steps in (t0, 2 * t0, 3 * t0):
             grid.append({"steps": steps, "learning_rate": FEW_STEPS_FACTOR / beta, "momentum": 0.0, "alpha": 0.0,
                          "intercept_scaling": c})
-        grid.append({"steps": 4 * t0, "learning_rate": 0.5 / beta, "momentum": BENCHMARK_MOMENTUM, "alpha": 0.0,
-                     "intercept_scaling": c})
-        grid.append({"constant": True})
+        if ne / math.sqrt(d) < CONSTANT_BELOW:  # where the rule itself returns the constant
+            grid.append({"constant": True})
         return grid
     # DP-GD's defaults at one run's training ε (T, η·β, momentum 0.9, c = R), with double the steps and half the
     # step: every candidate near the default (a run of K = 1 releases whichever was drawn)
-    eps_run = epsilon if run_epsilon is None else run_epsilon
     c = data_norm_bound
     beta = 0.25 * (data_norm_bound ** 2 + c * c)
     t0 = default_steps(n, eps_run)

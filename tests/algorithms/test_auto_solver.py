@@ -131,16 +131,18 @@ def test_tune_is_accounted_and_states_its_shares():
 
 
 def test_tuning_grid_is_centred_on_the_default_of_public_quantities():
-    """Few-step regime: the rule's own DP-GD run is a candidate, and the constant; otherwise DP-GD's defaults at one
-    run's training epsilon (its default steps and step factor) with double steps / half the step — no constant."""
+    """Few-step regime: the rule's plain DP-GD steps at one run's epsilon (1x, 2x, 3x), the constant only where the
+    rule returns it; otherwise DP-GD's defaults at one run's epsilon with double steps / half the step."""
     from algorithms.auto_solver import choose_solver
     from algorithms.dp_gd import default_step_factor, default_steps
 
-    few = candidate_grid(398, 31, 0.5, 1.0, 0.3)
-    rule = choose_solver(n=398, d=31, epsilon=0.5)
-    assert {"steps": rule.solver_params["steps"], "learning_rate": rule.solver_params["learning_rate"],
-            "momentum": 0.0, "alpha": 0.0, "intercept_scaling": rule.intercept_scaling} in few
-    assert {"constant": True} in few
+    few = candidate_grid(398, 31, 0.5, 1.0, 0.3)  # t0 = ceil(398 * 0.3 / 130) = 1
+    rule = choose_solver(n=398, d=31, epsilon=0.3)
+    assert [g["steps"] for g in few] == [1, 2, 3] and rule.solver_params["steps"] == 1
+    assert all(g["learning_rate"] == rule.solver_params["learning_rate"] and g["momentum"] == 0.0
+               and g["intercept_scaling"] == rule.intercept_scaling for g in few)
+    assert {"constant": True} not in few  # the rule fits a model at epsilon = 0.5
+    assert {"constant": True} in candidate_grid(398, 31, 0.1, 1.0, 0.06)  # ... and the constant at 0.1
     wide = candidate_grid(49990, 23, 0.5, 1.0, 0.29)
     t0 = default_steps(49990, 0.29)
     assert {"steps": t0, "learning_rate": default_step_factor(49990, 0.29, t0) / 0.5, "momentum": 0.9, "alpha": 0.0,
