@@ -30,7 +30,7 @@ calibrated to the user's (ε, δ) with the fallback included. The other distribu
 
 The grid is public (n, d, ε, δ and the tuning options; :func:`candidate_grid`) and centred on what
 ``solver="auto"`` runs, because with K = 1 (likely at E[K] = 5) whichever candidate was drawn is released:
-in the few-step regime (n·ε < 1300) the rule's T₀ = ⌈n·ε_run/130⌉ plain steps of η·β = 1.9 at one
+in the few-step regime (n·ε < 1000, :data:`algorithms.auto_solver.FEW_STEPS_BELOW`) the rule's T₀ = ⌈n·ε_run/130⌉ plain steps of η·β = 1.9 at one
 run's training ε_run with T ∈ {T₀, 2T₀, 3T₀}, intercept feature R/2, and the constant predictor where the rule
 itself returns it (n·ε/√d < 10);
 otherwise DP-GD's own defaults computed at one run's training ε (T₀ = ``default_steps``, η·β =

@@ -28,6 +28,11 @@ def test_rule_regimes_are_functions_of_public_quantities():
     assert choose_solver(n=49990, d=49, epsilon=0.1).solver == "dp_gd"
     assert choose_solver(n=49990, d=50, epsilon=0.1).solver == "dp_sgd"
     assert choose_solver(n=32561, d=124, epsilon=1.0).solver == "objective_perturbation"
+    for eps in (1.0, 2.0):  # digits-sized: DP-GD's own defaults (n*eps in [1000, 5000))
+        mid = choose_solver(n=1257, d=65, epsilon=eps)
+        assert mid.regime == "moderate" and mid.solver == "dp_gd" and mid.solver_params == {}
+    assert choose_solver(n=999, d=65, epsilon=1.0).regime == "few_steps"
+    assert choose_solver(n=14000, d=21, epsilon=0.5).solver == "objective_perturbation"  # n*eps = 7000
     assert choose_solver(n=32561, d=124, epsilon=math.inf).solver == "objective_perturbation"
     # k classes split the signal: a binary problem with a model is a constant one at k = 11
     assert choose_solver(n=1000, d=65, epsilon=0.5).solver == "dp_gd"
