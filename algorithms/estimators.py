@@ -554,8 +554,9 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         objective_perturbation, approximate_minima_perturbation, approx_objective_perturbation,
         dp_srm, rrpsgd`` or ``"auto"`` (default): a rule of the public n, d, ε and the number of classes
         (:mod:`algorithms.auto_solver`) — the privately chosen constant predictor when n·ε/√d is below 10
-        (one :class:`~algorithms.auto_solver.LowSignalWarning`), DP-GD with a few plain steps for n·ε < 1300,
-        DP-GD's defaults for ε < 0.5, objective perturbation otherwise; the solver run is stored in ``solver_``.
+        (one :class:`~algorithms.auto_solver.LowSignalWarning`), DP-GD with a few plain steps for n·ε < 1000,
+        for ε < 0.5 DP-GD's defaults below d = 50 and DP-SGD's from d = 50 on, for ε ≥ 0.5 DP-GD's defaults up to
+        n·ε = 5000 and objective perturbation from there; the solver run is stored in ``solver_``.
         (Objective perturbation, the former default, is not the best solver at every ε: ijcnn1 at ε = 0.1 is the
         majority class with it; benchmarks/RESULTS.md, "Defaults and private selection".)
     epsilon : float
@@ -621,7 +622,8 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         ``coef_``, ``intercept_`` and ``privacy_`` are stored.
     tune : None, True, float or dict
         Opt-in private hyper-parameter selection within ``epsilon`` (:mod:`algorithms.model_selection`):
-        repeat-and-select over a public DP-GD grid and the constant predictor, accounted by
+        repeat-and-select over a public DP-GD grid centred on the ``solver="auto"`` rule's choice (and the
+        constant predictor where the rule returns it), accounted by
         :mod:`dpcore.selection` (Papernot & Steinke 2022). ``True``: the defaults
         ``{"candidates": 5, "distribution": "truncated_negative_binomial", "shape": -0.5, "score_share": 0.2}``;
         a number: the mean number of runs; a dict overrides those keys. ``privacy_`` is then the whole

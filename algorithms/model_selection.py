@@ -28,16 +28,22 @@ E[K] and P(K = 0) — public quantities and the data-independent draw K). The ev
 second release depends on the first's output only, so its RDP is at most the sum — and z₀, z_s are
 calibrated to the user's (ε, δ) with the fallback included. The other distributions have K ≥ 1.
 
-The grid is public (n, d, ε; :func:`candidate_grid`): DP-GD with T ∈ {T₀/3, T₀, 3T₀} (T₀ the rule's
-or DP-GD's default step count), plain steps of η·β = 1.9 or momentum 0.9 with η·β = 0.5, α ∈ {0,
-min(0.01, 10/(nε))}, intercept feature R/2; and the constant predictor.
+The grid is public (n, d, ε, δ and the tuning options; :func:`candidate_grid`) and centred on what
+``solver="auto"`` runs, because with K = 1 (likely at E[K] = 5) whichever candidate was drawn is released:
+in the few-step regime (n·ε < 1000, :data:`algorithms.auto_solver.FEW_STEPS_BELOW`) the rule's T₀ = ⌈n·ε_run/130⌉ plain steps of η·β = 1.9 at one
+run's training ε_run with T ∈ {T₀, 2T₀, 3T₀}, intercept feature R/2, and the constant predictor where the rule
+itself returns it (n·ε/√d < 10);
+otherwise DP-GD's own defaults computed at one run's training ε (T₀ = ``default_steps``, η·β =
+``default_step_factor``, μ = 0.9, c = R) with T ∈ {T₀, 2T₀} and η·β or half of it. (The previous generic grid —
+T ∈ {T₀/3, T₀, 3T₀} × two step rules × two ridges + the constant — drew a poor candidate too often: ijcnn1
+ε = 0.5 worst seed 0.0948, RESULTS.md "Defaults and private selection".)
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -74,23 +80,49 @@ def _options(tune: Any) -> Dict[str, Any]:
     return {**TUNE_DEFAULTS, "candidates": float(tune)}
 
 
-def candidate_grid(n: int, d: int, epsilon: float, data_norm_bound: float) -> List[Dict[str, Any]]:
-    """The public grid (module docstring): dicts of DP-GD ``steps, learning_rate, momentum, alpha,
-    intercept_scaling``, and ``{"constant": True}``."""
-    from .auto_solver import FEW_STEPS_BELOW, FEW_STEPS_INTERCEPT, FEW_STEPS_PER
-    from .dp_gd import default_steps
+def candidate_grid(n: int, d: int, epsilon: float, data_norm_bound: float,
+                   run_epsilon: Optional[float] = None) -> List[Dict[str, Any]]:
+    """The public grid (module docstring), centred on what ``solver="auto"`` would run: dicts of DP-GD ``steps,
+    learning_rate, momentum, alpha, intercept_scaling``, and ``{"constant": True}`` in the few-step regime.
+
+    Parameters
+    ----------
+    n, d : int
+        Public training rows and solver features (intercept included).
+    epsilon : float
+        The user's total ε (nats): picks the regime as :func:`algorithms.auto_solver.choose_solver` does.
+    data_norm_bound : float
+        R (feature units).
+    run_epsilon : float, optional
+        ε (nats, at the fit's δ) of one candidate's training release alone — what DP-GD's default step count and
+        step size are computed for (default ``epsilon``).
+    """
+    from .auto_solver import CONSTANT_BELOW, FEW_STEPS_BELOW, FEW_STEPS_FACTOR, FEW_STEPS_INTERCEPT, FEW_STEPS_PER
+    from .dp_gd import BENCHMARK_MOMENTUM, default_step_factor, default_steps
 
     ne = n * epsilon
-    t0 = max(1, math.ceil(ne / FEW_STEPS_PER)) if ne < FEW_STEPS_BELOW else default_steps(n, epsilon)
-    c = FEW_STEPS_INTERCEPT * data_norm_bound
-    beta = 0.25 * (data_norm_bound ** 2 + c * c)
+    eps_run = epsilon if run_epsilon is None else run_epsilon
     grid: List[Dict[str, Any]] = []
-    for steps in sorted({max(1, round(t0 / 3)), t0, min(300, 3 * t0)}):
-        for factor, momentum in ((1.9, 0.0), (0.5, 0.9)):
-            for alpha in (0.0, min(0.01, 10.0 / ne)):
-                grid.append({"steps": steps, "learning_rate": factor / beta, "momentum": momentum, "alpha": alpha,
-                             "intercept_scaling": c})
-    grid.append({"constant": True})
+    if ne < FEW_STEPS_BELOW:  # the rule's few plain steps (c = R/2) at one run's ε, 2× and 3× as many
+        c = FEW_STEPS_INTERCEPT * data_norm_bound
+        beta = 0.25 * (data_norm_bound ** 2 + c * c)
+        t0 = max(1, math.ceil(n * eps_run / FEW_STEPS_PER))
+        for steps in (t0, 2 * t0, 3 * t0):
+            grid.append({"steps": steps, "learning_rate": FEW_STEPS_FACTOR / beta, "momentum": 0.0, "alpha": 0.0,
+                         "intercept_scaling": c})
+        if ne / math.sqrt(d) < CONSTANT_BELOW:  # where the rule itself returns the constant
+            grid.append({"constant": True})
+        return grid
+    # DP-GD's defaults at one run's training ε (T, η·β, momentum 0.9, c = R), with double the steps and half the
+    # step: every candidate near the default (a run of K = 1 releases whichever was drawn)
+    c = data_norm_bound
+    beta = 0.25 * (data_norm_bound ** 2 + c * c)
+    t0 = default_steps(n, eps_run)
+    for steps in (t0, 2 * t0):
+        factor = default_step_factor(n, eps_run, steps)
+        for scale in (1.0, 0.5):
+            grid.append({"steps": steps, "learning_rate": scale * factor / beta, "momentum": BENCHMARK_MOMENTUM,
+                         "alpha": 0.0, "intercept_scaling": c})
     return grid
 
 
@@ -193,7 +225,8 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
     z0, zs = _calibrate(eps, est.delta, opts)
     event = tuning_event(z0, zs, opts["candidates"], opts["distribution"], opts["shape"])
     selection = _selection(event)
-    grid = candidate_grid(n, d + bool(est.fit_intercept), eps, est.data_norm_bound)
+    run_eps = dpcore.get_epsilon(GaussianEvent(z0, "replace_one"), est.delta).epsilon  # public: from ε, δ, opts
+    grid = candidate_grid(n, d + bool(est.fit_intercept), eps, est.data_norm_bound, run_eps)
     runs = selection.sample_count(rng)
     best: Tuple[float, Any, Dict[str, Any]] = (-math.inf, None, {})
     for _ in range(runs):
@@ -236,7 +269,7 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
     est.solver_ = "constant" if cand.get("constant") else "dp_gd"
     est.tuning_ = {
         "candidates": opts["candidates"], "distribution": opts["distribution"], "shape": selection.shape,
-        "runs": runs, "grid_size": len(grid), "chosen": dict(cand), "noisy_accuracy": score / n if runs else None,
+        "runs": runs, "grid_size": len(grid), "run_training_epsilon": run_eps, "chosen": dict(cand), "noisy_accuracy": score / n if runs else None,
         "one_run_epsilon": one_run.epsilon, "selection_epsilon": privacy.epsilon - one_run.epsilon,
         "score_share": opts["score_share"], "noise_multiplier": z0, "score_noise_multiplier": zs,
         "fallback_noise_multiplier": None if event is selection else z0,  # Poisson: in selection_epsilon too

@@ -14,7 +14,9 @@ statistics (standardisation) come from the training split only — a non-private
   file (a public schema; a missing value ``?`` is its own category, an unseen test category all zeros),
   rows to unit norm. 32 561 / 16 281 rows, d = 6 + 102.
 * ``synthetic``: :func:`algorithms.synthetic.make_classification` (n = 20 000, d = 20, label noise 0.1),
-  70/30 split; ``synthetic_wide``: n = 3 000, d = 100, scale 6, label noise 0.05 (small n, wide).
+  70/30 split; ``synthetic_wide``: n = 3 000, d = 100, scale 6, label noise 0.05 (small n, wide);
+  ``synthetic_wide_large``: the same with n = 40 000 (wide with n·ε ≥ 1300 at ε = 0.1: the held-out check of
+  ``algorithms.auto_solver.SGD_FROM_D``).
 """
 
 from __future__ import annotations
@@ -116,8 +118,10 @@ def _synthetic(name: str, split: int) -> Split:
 
     if name == "synthetic":
         X, y, _ = make_classification(20_000, 20, seed=1000 + split)
-    else:
+    elif name == "synthetic_wide":
         X, y, _ = make_classification(3_000, 100, scale=6.0, label_noise=0.05, seed=2000 + split)
+    else:
+        X, y, _ = make_classification(40_000, 100, scale=6.0, label_noise=0.05, seed=3000 + split)
     cut = int(0.7 * X.shape[0])
     return X[:cut], y[:cut], X[cut:], y[cut:]
 
@@ -131,9 +135,9 @@ def load(name: str, split: int = 0, directory: str = DATA) -> Optional[Split]:
         return _svmlight(name, directory)
     if name == "adult":
         return _adult(directory)
-    if name in ("synthetic", "synthetic_wide"):
+    if name in ("synthetic", "synthetic_wide", "synthetic_wide_large"):
         return _synthetic(name, split)
     raise ValueError(f"unknown data set {name!r}")
 
 
-NAMES = ("breast_cancer", "digits", "wine", "a9a", "ijcnn1", "adult", "synthetic", "synthetic_wide")
+NAMES = ("breast_cancer", "digits", "wine", "a9a", "ijcnn1", "adult", "synthetic", "synthetic_wide", "synthetic_wide_large")

@@ -22,8 +22,17 @@ def test_rule_regimes_are_functions_of_public_quantities():
     few = choose_solver(n=398, d=31, epsilon=0.5)
     assert few.regime == "few_steps" and few.solver_params["steps"] == 2 and few.intercept_scaling == 0.5
     assert few.solver_params["learning_rate"] == pytest.approx(1.9 / (0.25 * 1.25))
-    assert choose_solver(n=32561, d=124, epsilon=0.1).regime == "low_epsilon"
+    low = choose_solver(n=32561, d=124, epsilon=0.1)
+    assert low.regime == "low_epsilon" and low.solver == "dp_sgd"  # wide (a9a, Adult): DP-SGD
+    assert choose_solver(n=49990, d=23, epsilon=0.1).solver == "dp_gd"  # narrow (ijcnn1): DP-GD
+    assert choose_solver(n=49990, d=49, epsilon=0.1).solver == "dp_gd"
+    assert choose_solver(n=49990, d=50, epsilon=0.1).solver == "dp_sgd"
     assert choose_solver(n=32561, d=124, epsilon=1.0).solver == "objective_perturbation"
+    for eps in (1.0, 2.0):  # digits-sized: DP-GD's own defaults (n*eps in [1000, 5000))
+        mid = choose_solver(n=1257, d=65, epsilon=eps)
+        assert mid.regime == "moderate" and mid.solver == "dp_gd" and mid.solver_params == {}
+    assert choose_solver(n=999, d=65, epsilon=1.0).regime == "few_steps"
+    assert choose_solver(n=14000, d=21, epsilon=0.5).solver == "objective_perturbation"  # n*eps = 7000
     assert choose_solver(n=32561, d=124, epsilon=math.inf).solver == "objective_perturbation"
     # k classes split the signal: a binary problem with a model is a constant one at k = 11
     assert choose_solver(n=1000, d=65, epsilon=0.5).solver == "dp_gd"
@@ -54,6 +63,19 @@ def test_few_step_branch_is_dp_gd_with_the_rule_parameters():
     np.testing.assert_allclose(m.coef_, res.weights[:-1], rtol=1e-12)
     assert m.intercept_ == pytest.approx(res.weights[-1] * c, rel=1e-12)
     assert m.privacy_.epsilon <= 1.0 and m.privacy_.relation == "replace_one"
+
+
+def test_wide_low_epsilon_branch_is_the_dp_sgd_estimator():
+    """Wide data at ε < 0.5 with n·ε ≥ 1300: the fit is DPLogisticRegression(solver="dp_sgd") with the same seed
+    (same noise), a DP-GD fit would differ."""
+    X, y, _ = make_classification(13_000, 49, seed=2)
+    m = DPLogisticRegression(epsilon=0.1, classes=[-1, 1], random_state=4).fit(X, y)
+    assert m.solver_ == "dp_sgd" and m.auto_choice_.regime == "low_epsilon"
+    ref = DPLogisticRegression(epsilon=0.1, classes=[-1, 1], random_state=4, solver="dp_sgd",
+                               intercept_scaling=1.0).fit(X, y)
+    np.testing.assert_array_equal(m.coef_, ref.coef_)
+    assert m.intercept_ == ref.intercept_ and m.privacy_ == ref.privacy_
+    assert m.privacy_.epsilon <= 0.1 and m.privacy_.relation == "replace_one"
 
 
 def test_constant_branch_warns_once_from_public_quantities_and_is_private():
@@ -109,8 +131,29 @@ def test_tune_is_accounted_and_states_its_shares():
     assert dpcore.get_epsilon(event, 1e-5, accountant="rdp").epsilon == pytest.approx(m.privacy_.epsilon, rel=1e-12)
     assert t["one_run_epsilon"] + t["selection_epsilon"] == pytest.approx(m.privacy_.epsilon)
     assert 0 < t["one_run_epsilon"] < m.privacy_.epsilon
-    assert t["runs"] >= 1 and t["chosen"] in candidate_grid(2000, 6, 1.0, 1.0)
+    assert t["runs"] >= 1 and t["chosen"] in candidate_grid(2000, 6, 1.0, 1.0, t["run_training_epsilon"])
     assert m.score(X, y) > 0.6
+
+
+def test_tuning_grid_is_centred_on_the_default_of_public_quantities():
+    """Few-step regime: the rule's plain DP-GD steps at one run's epsilon (1x, 2x, 3x), the constant only where the
+    rule returns it; otherwise DP-GD's defaults at one run's epsilon with double steps / half the step."""
+    from algorithms.auto_solver import choose_solver
+    from algorithms.dp_gd import default_step_factor, default_steps
+
+    few = candidate_grid(398, 31, 0.5, 1.0, 0.3)  # t0 = ceil(398 * 0.3 / 130) = 1
+    rule = choose_solver(n=398, d=31, epsilon=0.3)
+    assert [g["steps"] for g in few] == [1, 2, 3] and rule.solver_params["steps"] == 1
+    assert all(g["learning_rate"] == rule.solver_params["learning_rate"] and g["momentum"] == 0.0
+               and g["intercept_scaling"] == rule.intercept_scaling for g in few)
+    assert {"constant": True} not in few  # the rule fits a model at epsilon = 0.5
+    assert {"constant": True} in candidate_grid(398, 31, 0.1, 1.0, 0.06)  # ... and the constant at 0.1
+    wide = candidate_grid(49990, 23, 0.5, 1.0, 0.29)
+    t0 = default_steps(49990, 0.29)
+    assert {"steps": t0, "learning_rate": default_step_factor(49990, 0.29, t0) / 0.5, "momentum": 0.9, "alpha": 0.0,
+            "intercept_scaling": 1.0} in wide
+    assert len(wide) == 4 and all(not g.get("constant") for g in wide)
+    assert sorted({g["steps"] for g in wide}) == [t0, 2 * t0]
 
 
 def test_poisson_tuning_with_no_run_returns_the_accounted_constant_and_warns():
