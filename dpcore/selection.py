@@ -55,6 +55,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ._jit import jit
 from ._validation import _as_real, check_choice, check_positive
 from .events import PrivacyEvent, _checked_event, _WrapperEvent
 from .orders import DEFAULT_ORDERS
@@ -225,12 +226,20 @@ class RepeatAndSelectEvent(_WrapperEvent):
         u = float(rng.random())
         g, eta = self.gamma, self.shape
         p = -math.expm1(math.log(g)) * _eta_ratio(math.log(g), eta)  # p(1) = η(1 − γ)/(γ^{−η} − 1)
-        k, cdf = 1, p
-        while cdf < u and p > 0.0:
-            p *= (1.0 - g) * (k + eta) / (k + 1)
-            k += 1
-            cdf += p
-        return k
+        return int(_tnb_inversion_kernel(u, g, eta, p))
+
+
+@jit
+def _tnb_inversion_kernel(u, g, eta, p):  # pragma: no cover - compiled
+    """The least k with Σ_{j≤k} p(j) ≥ u, from p = p(1) by p(k + 1) = p(k)(1 − γ)(k + η)/(k + 1)
+    (stops where the pmf underflows). Work O(k): E[K] = 1e9 draws in about a second compiled."""
+    k = 1
+    cdf = p
+    while cdf < u and p > 0.0:
+        p *= (1.0 - g) * (k + eta) / (k + 1)
+        k += 1
+        cdf += p
+    return k
 
 
 def selection_event(event: PrivacyEvent, candidates: float, distribution: str = "geometric",
