@@ -157,3 +157,26 @@ def test_default_batch_size_is_a_rule_of_epsilon():
     assert small.details["batch_size"] == 300
     poisson = dp_sgd(Xb[:300], Yb[:300], epsilon=0.1, data_norm_bound=1.0, sampling_rate=0.5, steps=2, rng=0)
     assert poisson.details["batch_size"] == 1020
+
+
+def test_sampler_path_runs_the_softmax_step_of_the_batches_it_draws():
+    """dp_sgd(sampling=<sampler>, classes=k) shares the fixed-schedule kernels' step (the merge of issues 23 and 26):
+    one balls-in-bins epoch of one step is a full batch, so with the noise negligible it equals DP-GD's softmax step
+    (a sampler path that dropped ``classes`` would take the binary kernel and fail here)."""
+    import warnings
+
+    from dpcore.sampling import BallsInBinsSampler
+
+    rng = np.random.default_rng(0)
+    n, d = 200, 4
+    Xm = rng.normal(size=(n, d))
+    Xm /= np.maximum(1.0, np.linalg.norm(Xm, axis=1, keepdims=True))
+    ym = rng.integers(0, 3, n)
+    kw = dict(noise_multiplier=1e-12, classes=3, clip_norm=0.5, learning_rate=0.7, steps=1, alpha=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sampled = dp_sgd(Xm, ym, sampling=BallsInBinsSampler(n, 1), accountant="rdp", **kw)
+        full = dp_gd(Xm, ym, momentum=0.0, **kw)
+    assert sampled.weights.shape == full.weights.shape == (3, d)
+    np.testing.assert_allclose(sampled.weights, full.weights, rtol=1e-9, atol=1e-14)
+    assert np.max(np.abs(full.weights)) > 1e-3  # the step moved the weights
