@@ -5,6 +5,8 @@ argument — for any valid input, with bounded work. No wall-clock assertions: t
 
 import math
 
+import numpy as np
+
 import pytest
 
 import dpcore
@@ -119,3 +121,44 @@ def test_pld_delta_at_an_epsilon_far_beyond_the_grid(epsilon):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert dpcore.get_delta(event, epsilon).delta <= upper
+
+
+def test_leaf_cut_of_a_tiny_sigma_sits_next_to_the_mass():
+    """A Gaussian pair at σ = 1.6e-4 (0.005 composed 1000 times): P = N(1, σ²) has no mass near x = 0,
+    where the left cut search used to stop — 6300 σ from the mass, so the grid covered that empty range
+    with 8.4 million bins (15–22 s for one ε). The cut must stay valid (tail ≤ the allowance) and tight."""
+    from dpcore.pld.discretize import cut
+    from dpcore.pld.losses import GaussianPiece
+
+    sigma, tail = 0.005 / math.sqrt(1000.0), 2.5e-10
+    piece = GaussianPiece(sigma)
+    left, right = cut(piece, -1, tail), cut(piece, +1, tail)
+    assert float(piece.cdf_p(np.array([left]))[0]) <= tail and float(piece.sf_p(np.array([right]))[0]) <= tail
+    assert 1.0 - 7.0 * sigma < left < 1.0 < right < 1.0 + 7.0 * sigma
+
+
+@pytest.mark.parametrize("sigma", [0.005, 1e-5])
+def test_pld_leaves_of_a_tiny_sigma_stay_within_the_leaf_point_cap(sigma, call_counter):
+    """At ε in the millions and beyond the optimistic bound is float-limited, and its refining pass
+    asked for 16× finer leaves (3.3 million points at σ = 1e-5: ~40 s); it now keeps the first
+    pass's cap on leaf points, and the upper bound still encloses the exact (analytic) ε."""
+    from dpcore.pld import accountant
+    from dpcore.pld.discretize import discretize
+
+    sizes = []
+
+    def counted(*args, **kwargs):
+        leaf = discretize(*args, **kwargs)
+        sizes.append(leaf.pmf.size)
+        return leaf
+
+    original = accountant.discretize
+    accountant.discretize = counted
+    try:
+        event = SelfComposedEvent(GaussianEvent(sigma), 1000)
+        upper = dpcore.get_epsilon(event, 1e-5, accountant="pld").epsilon
+    finally:
+        accountant.discretize = original
+    exact = dpcore.get_epsilon(event, 1e-5, accountant="analytic_gaussian").epsilon
+    assert exact <= upper <= exact * (1.0 + 1e-5)
+    assert sizes and max(sizes) <= accountant.MAX_LEAF_POINTS[0] + 8

@@ -181,7 +181,6 @@ def test_pld_refuses_a_leaf_beyond_its_quadrature_budget_before_any_quadrature(m
 
     calls = _counting(monkeypatch)
     for event in (subsampled_gaussian_event(1e-6, 0.01, 1000),
-                  subsampled_gaussian_event(1e-6, 1.0, 1, sampling="none"),
                   subsampled_gaussian_event(1e-6, 256 / 300, 12, sampling="without_replacement", dataset_size=300)):
         for fast in (True, False):
             with pytest.raises(UnsupportedEventError,
@@ -234,7 +233,24 @@ def test_absurd_target_auto_returns_the_floor_with_bounded_work(monkeypatch, tar
     assert cal.iterations <= 20 and calls["pld"] <= 20 and calls["panels"] <= _PANEL_WORK
 
 
-@pytest.mark.parametrize("target, q", [(1e308, 0.01), (1e30, 1.0)])
+def test_pld_answers_an_unsampled_gaussian_at_a_tiny_sigma_with_bounded_work(monkeypatch):
+    """Unsampled, the pair's P-mass sits within a few σ of x = 1, and the leaf is cut there (the cut
+    search used to stop at x = 0, so σ = 1e-6 needed 1e6σ of panels and was refused): the PLD answers
+    with an upper bound on the exact (analytic) ε, and a calibration to an absurd target returns the
+    floor, both with bounded quadrature work."""
+    from dpcore.pld import pld_epsilon
+
+    calls = _counting(monkeypatch)
+    event = subsampled_gaussian_event(1e-6, 1.0, 1, sampling="none")
+    exact = dpcore.get_epsilon(event, DELTA, accountant="analytic_gaussian").epsilon
+    for fast in (True, False):
+        assert exact <= pld_epsilon(event, DELTA, fast=fast).epsilon <= exact * (1.0 + 1e-5)
+    cal = calibrate_noise_multiplier(1e30, DELTA, sampling_rate=1.0, steps=1000, accountant="pld")
+    assert cal.value == calibration.MIN_NOISE_MULTIPLIER and cal.privacy.epsilon <= 1e30
+    assert calls["pld"] <= 22 and calls["panels"] <= _PANEL_WORK
+
+
+@pytest.mark.parametrize("target, q", [(1e308, 0.01)])
 def test_absurd_target_pld_is_refused_naming_the_target_with_bounded_work(monkeypatch, target, q):
     """The least σ meeting the target is the floor, which the PLD cannot analyse (its quadrature budget, or
     losses too wide for its grid on the way there): a ValueError naming target_epsilon (an
