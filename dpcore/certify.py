@@ -47,8 +47,8 @@ def mp_rdp_to_epsilon(order: mpmath.mpf, rdp: mpmath.mpf, delta: mpmath.mpf, met
     return max(eps, mpmath.mpf(0))
 
 
-def _mp_total_rdp(event: PrivacyEvent, order: float, dps: int, repeated: Set[str]) -> mpmath.mpf:
-    """Total RDP at one order in mpmath.
+def _mp_total_rdp(event: PrivacyEvent, order: float, dps: int, repeated: Set[str], repair: bool = False) -> mpmath.mpf:
+    """Total RDP at one order in mpmath (``repair``: repeat-and-select nodes also from higher orders).
 
     Independent routes: Gaussian leaves α/(2σ²) in mpmath; Poisson-subsampled Gaussian leaves by the
     mpmath binomial sum (integer α) or quadrature (fractional α). Other leaves are re-evaluated by
@@ -57,26 +57,35 @@ def _mp_total_rdp(event: PrivacyEvent, order: float, dps: int, repeated: Set[str
     from .events import ComposedEvent, NoOpEvent, SelfComposedEvent
 
     if isinstance(event, SelfComposedEvent):
-        return event.count * _mp_total_rdp(event.event, order, dps, repeated)
+        return event.count * _mp_total_rdp(event.event, order, dps, repeated, repair)
     if isinstance(event, ComposedEvent):
-        return mpmath.fsum(_mp_total_rdp(child, order, dps, repeated) for child in event.events)
+        return mpmath.fsum(_mp_total_rdp(child, order, dps, repeated, repair) for child in event.events)
     if isinstance(event, NoOpEvent):
         return mpmath.mpf(0)
     if isinstance(event, PoissonSampledEvent) and event.sampling_rate == 1.0:
-        return _mp_total_rdp(event.event, order, dps, repeated)
+        return _mp_total_rdp(event.event, order, dps, repeated, repair)
     if isinstance(event, GaussianEvent):
         return mpmath.mpf(order) / (2 * mpmath.mpf(event.noise_multiplier) ** 2)
     if isinstance(event, TruncatedPoissonSampledEvent):  # the direct sum of its branches, in mpmath
         from .truncation import truncated_poisson_branches
 
         a = mpmath.mpf(order)
-        terms = [mpmath.mpf(w) * mpmath.exp((a - 1) * _mp_total_rdp(step, order, dps, repeated))
+        terms = [mpmath.mpf(w) * mpmath.exp((a - 1) * _mp_total_rdp(step, order, dps, repeated, repair))
                  for w, step in truncated_poisson_branches(event)]
         return max(mpmath.log(mpmath.fsum(terms)), mpmath.mpf(0)) / (a - 1)
     from .selection import RepeatAndSelectEvent, mp_repeat_and_select_rdp
 
     if isinstance(event, RepeatAndSelectEvent):  # Papernot & Steinke's formulas in mpmath, inner recursively
-        return mp_repeat_and_select_rdp(event, order, lambda a: _mp_total_rdp(event.event, a, dps, repeated), dps)
+        # Their bound is not monotone in the order (the log E[K]/(λ − 1) term), and the fast path
+        # repairs it from higher orders (rdp_accountant._nondecreasing: Rényi divergence is
+        # non-decreasing in α, so a bound at α' ≥ α holds at α); the recomputation does the same
+        # over the default orders above this one (``repair``: only when the plain recomputation
+        # does not certify, since it costs one evaluation per order).
+        from .rdp_accountant import DEFAULT_ORDERS
+
+        above = [float(order)] + ([float(a) for a in DEFAULT_ORDERS if a > order] if repair else [])
+        return min(mp_repeat_and_select_rdp(event, a, lambda b: _mp_total_rdp(event.event, b, dps, repeated, repair),
+                                            dps) for a in above)
     poisson_gaussian = (isinstance(event, PoissonSampledEvent) and isinstance(event.event, GaussianEvent)
                         and event.relation == "add_remove")
     if poisson_gaussian and not float(order).is_integer():
@@ -138,6 +147,9 @@ def certify_rdp_epsilon(
         repeated: Set[str] = set()
         rdp = _mp_total_rdp(event, result.order, dps, repeated)
         exact = mp_rdp_to_epsilon(order, rdp, mpmath.mpf(delta), method)
+        if mpmath.mpf(result.epsilon) < exact * (1 - _RECOMPUTE_RTOL):  # the fast path's monotone repair?
+            rdp = _mp_total_rdp(event, result.order, dps, repeated, repair=True)
+            exact = mp_rdp_to_epsilon(order, rdp, mpmath.mpf(delta), method)
         gap = mpmath.mpf(result.epsilon) - exact
         rel = gap / exact if exact > 0 else gap
         info = {

@@ -320,3 +320,22 @@ def test_calibration_splits_the_budget_and_is_rechecked():
     assert 0 < one.epsilon < total
     # a run at the tuned sigma alone is noisier than a run calibrated to the whole budget
     assert cal.value > dpcore.calibrate_noise_multiplier(2.0, 1e-5, sampling_rate=0.01, steps=200).value
+
+
+@pytest.mark.parametrize("delta", [0.25, 0.1])
+def test_certify_follows_the_monotone_repair_at_large_delta(delta):
+    """At large δ the RDP accountant's best order sits where Papernot–Steinke's bound is not monotone
+    in λ, and its value comes from a higher order (Rényi divergence is non-decreasing in λ); the
+    certifier recomputed the formula at the reported order only and refused a valid result (z = 5,
+    δ = 0.25: 0.378 against 0.615). It now repeats the repair in mpmath — and still refuses a value
+    planted 5 % below the certified one."""
+    import dataclasses
+
+    from dpcore.certify import certify_rdp_epsilon
+    from dpcore.result import CertificationError
+
+    event = RepeatAndSelectEvent(dpcore.GaussianEvent(5.0), 5, -0.5)
+    result = dpcore.get_epsilon(event, delta, accountant="rdp", certify=True)
+    assert result.certified and abs(result.details["certification"]["relative_gap"]) < 1e-9
+    with pytest.raises(CertificationError, match="not an upper bound"):
+        certify_rdp_epsilon(event, delta, dataclasses.replace(result, epsilon=0.95 * result.epsilon))
