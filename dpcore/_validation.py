@@ -18,7 +18,11 @@ RELATIONS = ("add_remove", "replace_one")
 def _as_real(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
         raise ValueError(f"{name} must be a real number; got {value!r}")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an integer beyond the float range (e.g. 10**400): refused, never clamped to inf
+        raise ValueError(f"{name} must be a real number within the float range (|x| <= 1.8e308); "
+                         f"got an integer of {int(value).bit_length()} bits") from None
     if math.isnan(x):
         raise ValueError(f"{name} must not be NaN")
     return x

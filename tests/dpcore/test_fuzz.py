@@ -121,3 +121,16 @@ def test_accounting_entry_points_raise_only_value_or_type_errors(sigma, q, steps
         _call(dpcore.get_delta, ev, delta, accountant="rdp")
     _call(dpcore.calibrate_noise_multiplier, sigma, delta, sampling_rate=q, steps=steps, accountant="rdp")
     _call(dpcore.rdp_to_epsilon, np.array([2.0, 3.0]), np.array([sigma, q], dtype=object), delta)
+
+
+@pytest.mark.parametrize("huge", [10**400, -(10**400), 2**1024])
+def test_integers_beyond_the_float_range_are_refused_naming_the_argument(huge):
+    """float(10**400) raises OverflowError; every validated argument turns it into a ValueError naming
+    itself (found by the DP-SRM engineer: check_positive('tail_fraction', 10**400) escaped as OverflowError)."""
+    from dpcore._validation import check_delta, check_nonnegative, check_positive
+
+    for check, name in ((check_positive, "noise_multiplier"), (check_nonnegative, "epsilon"), (check_delta, "delta")):
+        with pytest.raises(ValueError, match=name):
+            check(name, huge)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        dpcore.get_epsilon(dpcore.GaussianEvent(huge), 1e-5)
