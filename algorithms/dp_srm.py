@@ -59,6 +59,16 @@ and 0.161 for DP-GD with 20 steps); γ ≥ 3C₂/C₁ reached 0.161 on a9a, 0.09
 in the iterates with total weight ≈ 1/γ — ≈ 2(2 − γ)C₁·z at γ = C₂/C₁, twice DP-GD's — and the iterates
 integrate it (99 % of the Hessian eigenvalues of the a9a objective at its optimum are below 1/(Tη), so
 no direction relaxes within a run).
+Averaged outputs (``output="tail_average"`` / ``"ema"``, :func:`averaged_iterate`): the mean of the last
+⌈T/2⌉ iterates (Polyak–Ruppert tail averaging) or their bias-corrected exponential moving average (ρ = 0.9) —
+post-processing of the iterates the event already accounts for, so ε, z and every sensitivity are those of the
+last-iterate run. Options, not defaults: ``benchmarks/bench_nonconvex.py --averaging`` (sweep seeds 5000–5004,
+RESULTS.md "Non-convex solvers") finds them lowering the training objective where the run is near stationarity
+(a9a ε = 0.5: −0.008 for the tail average) but raising the test error at ε = 0.2 on a9a (+0.0018), Adult (+0.003)
+and on ijcnn1 at every ε (objective +0.006, error +0.001–0.002): with T ∝ nε the iterates are still travelling
+and the average lags behind them. A clip C₁ below the Lipschitz bound G (``clip_norm``; less noise, a
+Huber-like bias) lowered a9a's and Adult's objective by 0.008–0.016 but cost ijcnn1 (C₁ = 0.7G) and raised
+digits' objective by 0.05 (C₁ = 0.85G): also left an option.
 ``defaults="paper"``: the §7.1 a9a choices — b₀ = b = 100, 5 data passes, C₂ = C₁/100, γ = C₂/C₁,
 step cap ζ/(n₀L) = C₂/β_loss (the C₂ clip is then a no-op at extrapolation 0; it always runs), largest step 1/(2β), and
 the last iterate — what §7 reports (Figure 1 plots the objective of the iterates along the run; Alg. 1's uniformly
