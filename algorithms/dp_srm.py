@@ -64,9 +64,9 @@ Averaged outputs (``output="tail_average"`` / ``"ema"``, :func:`averaged_iterate
 post-processing of the iterates the event already accounts for, so ε, z and every sensitivity are those of the
 last-iterate run. Options, not defaults: ``benchmarks/bench_nonconvex.py --averaging`` (sweep seeds 5000–5004,
 RESULTS.md "Non-convex solvers") finds them lowering the training objective where the run is near stationarity
-(a9a ε = 0.5: −0.008 for the tail average) but raising the test error at ε = 0.2 on a9a (+0.0018), Adult (+0.003)
-and on ijcnn1 at every ε (objective +0.006, error +0.001–0.002): with T ∝ nε the iterates are still travelling
-and the average lags behind them. A clip C₁ below the Lipschitz bound G (``clip_norm``; less noise, a
+(a9a ε = 0.5: −0.008 for the tail average) but raising the test error at ε = 0.2 on a9a (+0.0018), Adult (+0.003),
+on ijcnn1 at every ε (objective +0.006, error +0.001–0.002) and on breast_cancer (+0.02–0.03, T = 10): with T ∝ nε
+the iterates are still travelling and the average lags behind them. A clip C₁ below the Lipschitz bound G (``clip_norm``; less noise, a
 Huber-like bias) lowered a9a's and Adult's objective by 0.008–0.016 but cost ijcnn1 (C₁ = 0.7G) and raised
 digits' objective by 0.05 (C₁ = 0.85G): also left an option.
 ``defaults="paper"``: the §7.1 a9a choices — b₀ = b = 100, 5 data passes, C₂ = C₁/100, γ = C₂/C₁,
