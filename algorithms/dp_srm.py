@@ -59,6 +59,16 @@ and 0.161 for DP-GD with 20 steps); γ ≥ 3C₂/C₁ reached 0.161 on a9a, 0.09
 in the iterates with total weight ≈ 1/γ — ≈ 2(2 − γ)C₁·z at γ = C₂/C₁, twice DP-GD's — and the iterates
 integrate it (99 % of the Hessian eigenvalues of the a9a objective at its optimum are below 1/(Tη), so
 no direction relaxes within a run).
+Averaged outputs (``output="tail_average"`` / ``"ema"``, :func:`averaged_iterate`): the mean of the last
+⌈T/2⌉ iterates (Polyak–Ruppert tail averaging) or their bias-corrected exponential moving average (ρ = 0.9) —
+post-processing of the iterates the event already accounts for, so ε, z and every sensitivity are those of the
+last-iterate run. Options, not defaults: ``benchmarks/bench_nonconvex.py --averaging`` (sweep seeds 5000–5004,
+RESULTS.md "Non-convex solvers") finds them lowering the training objective where the run is near stationarity
+(a9a ε = 0.5: −0.008 for the tail average) but raising the test error at ε = 0.2 on a9a (+0.0018), Adult (+0.003),
+on ijcnn1 at every ε (objective +0.006, error +0.001–0.002) and on breast_cancer (+0.02–0.03, T = 10): with T ∝ nε
+the iterates are still travelling and the average lags behind them. A clip C₁ below the Lipschitz bound G (``clip_norm``; less noise, a
+Huber-like bias) lowered a9a's and Adult's objective by 0.008–0.016 but cost ijcnn1 (C₁ = 0.7G) and raised
+digits' objective by 0.05 (C₁ = 0.85G): also left an option.
 ``defaults="paper"``: the §7.1 a9a choices — b₀ = b = 100, 5 data passes, C₂ = C₁/100, γ = C₂/C₁,
 step cap ζ/(n₀L) = C₂/β_loss (the C₂ clip is then a no-op at extrapolation 0; it always runs), largest step 1/(2β), and
 the last iterate — what §7 reports (Figure 1 plots the objective of the iterates along the run; Alg. 1's uniformly
@@ -76,7 +86,9 @@ import numpy as np
 
 import dpcore
 from dpcore._jit import jit
-from dpcore._validation import check_choice, check_open_unit, check_positive, check_positive_int
+from dpcore._validation import (
+    check_choice, check_half_open_unit, check_open_unit, check_positive, check_positive_int,
+)
 from dpcore.events import ComposedEvent, DpSrmEvent, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from mechanisms.base import least_noise_scale
 from mechanisms.kernels import gaussian_noise_kernel
@@ -97,9 +109,12 @@ PAPER_BATCH_SIZE = 100  # §7.1 a9a: b₀ = b = 100 (tuned over {50, 100, 200})
 PAPER_EPOCHS = 5.0  # Table 2: 4–5 data passes
 BENCHMARK_EXTRAPOLATION = 0.8  # default μ (classification losses); benchmarks/bench_nonconvex.py --srm-sweep
 STEPS_SCALE = 160.0  # T = min(100, max(10, ⌈nε/160⌉)); benchmarks/bench_nonconvex.py --srm-sweep
+TAIL_FRACTION = 0.5  # output="tail_average": the mean of the last ⌈T/2⌉ iterates
+EMA_DECAY = 0.9  # output="ema": weights ∝ 0.9^(T − t) on θᵗ, t = 1..T
+AVERAGED_OUTPUTS = ("tail_average", "ema")
 
 __all__ = ["dp_srm", "PAPER_BATCH_SIZE", "PAPER_EPOCHS", "BENCHMARK_EXTRAPOLATION", "default_srm_steps",
-           "bounded_step_kernel", "dp_srm_event", "dp_srm_kernel",
+           "TAIL_FRACTION", "EMA_DECAY", "averaged_iterate", "bounded_step_kernel", "dp_srm_event", "dp_srm_kernel",
            "dp_srm_query", "dp_srm_query_kernel", "dp_srm_paper_sigmas", "dp_srm_sensitivities"]
 
 
@@ -111,6 +126,47 @@ def default_srm_steps(n: int, epsilon: Optional[float]) -> int:
     (a9a, ε = 0.2: T = 41 instead of 100; RESULTS.md "Non-convex solvers").
     """
     return default_steps(n, epsilon, STEPS_SCALE)
+
+
+def averaged_iterate(iterates: np.ndarray, output: str, *, tail_fraction: float = TAIL_FRACTION,
+                     ema_decay: float = EMA_DECAY) -> np.ndarray:
+    """An average of the iterates θ¹, …, θᵀ (Polyak & Juditsky 1992 / Ruppert 1988 tail averaging, or an
+    exponential moving average).
+
+    Privacy: post-processing. Every θᵗ is a function of the releases 1..t, all of which the run's event
+    composes (T releases whether the output is θᵀ or an average), so any function of θ¹..θᵀ is covered by the
+    same ε (Dwork & Roth 2014, Prop. 2.1) — no sensitivity, clip or noise scale changes.
+
+    Parameters
+    ----------
+    iterates : ndarray, shape (T + 1, d)
+        θ⁰ (the initial point, never averaged), θ¹, …, θᵀ (parameter units).
+    output : {"tail_average", "ema"}
+        ``"tail_average"``: the mean of the last k = ⌈``tail_fraction``·T⌉ iterates θᵀ⁻ᵏ⁺¹..θᵀ.
+        ``"ema"``: Σₜ ρᵀ⁻ᵗθᵗ / Σₜ ρᵀ⁻ᵗ over t = 1..T, ρ = ``ema_decay`` (the bias-corrected exponential moving
+        average; ρ = 0 is θᵀ).
+    tail_fraction : float
+        In (0, 1].
+    ema_decay : float
+        ρ in [0, 1).
+    """
+    check_choice("output", output, AVERAGED_OUTPUTS)
+    T = iterates.shape[0] - 1
+    if T < 1:
+        raise ValueError(f"iterates must hold θ⁰ and at least one step; got shape {iterates.shape}")
+    if output == "tail_average":
+        k = math.ceil(check_fraction(tail_fraction) * T)
+        return iterates[T - k + 1:].mean(axis=0)
+    rho = check_half_open_unit("ema_decay", ema_decay)
+    weights = rho ** np.arange(T - 1, -1, -1, dtype=np.float64)  # θ¹ … θᵀ; ρ^(T−1) may underflow to 0: harmless
+    return weights @ iterates[1:] / weights.sum()
+
+
+def check_fraction(tail_fraction: float) -> float:
+    f = check_positive("tail_fraction", tail_fraction)
+    if f > 1.0:
+        raise ValueError(f"tail_fraction must be in (0, 1]; got {tail_fraction!r}")
+    return f
 
 
 def dp_srm_sensitivities(clip_norm: float, diff_clip_norm: float, momentum: float) -> tuple[float, float]:
@@ -346,6 +402,8 @@ def dp_srm(
     diff_clip_norm: Optional[float] = None,
     data_norm_bound: Optional[float] = None,
     output: Optional[str] = None,
+    tail_fraction: Optional[float] = None,
+    ema_decay: Optional[float] = None,
     defaults: str = "benchmark",
     relation: str = "replace_one",
     calibration: str = "accountant",
@@ -401,9 +459,16 @@ def dp_srm(
         C₁ (gradient units); default the loss's Lipschitz constant for ``data_norm_bound``.
     diff_clip_norm : float, optional
         C₂ (gradient units); default C₁/50 (``"paper"``: C₁/100, the a9a setting C₁ = 1, C₂ = 0.01).
-    output : {"last", "random"}, optional
-        θᵀ (default, also with ``defaults="paper"``: what §7 evaluates) or θ_m with m uniform on
-        {0, …, T − 1} (Alg. 1's output).
+    output : {"last", "random", "tail_average", "ema"}, optional
+        θᵀ (default, also with ``defaults="paper"``: what §7 evaluates), θ_m with m uniform on
+        {0, …, T − 1} (Alg. 1's output), or an average of the iterates θ¹..θᵀ
+        (:func:`averaged_iterate`: the mean of the last ⌈``tail_fraction``·T⌉, or the exponential moving
+        average with decay ``ema_decay``). Averaging is post-processing of the released iterates: the event,
+        the sensitivities and ε are those of the last-iterate run.
+    tail_fraction : float, optional
+        In (0, 1]; ``output="tail_average"`` only (default :data:`TAIL_FRACTION` = 1/2).
+    ema_decay : float, optional
+        ρ in [0, 1); ``output="ema"`` only (default :data:`EMA_DECAY` = 0.9).
     defaults : {"benchmark", "paper"}
         Which set of defaults fills the arguments left ``None`` (module docstring): the benchmarked
         rules or the paper's §7.1 choices.
@@ -425,13 +490,23 @@ def dp_srm(
     -------
     SolverResult
         ``details``: releases (= T, checked against the event), steps, batch sizes, momentum,
-        ``diff_clip_norm``, sensitivities, ``output_index``, ``clipped`` / ``diff_clipped`` counts.
+        ``diff_clip_norm``, sensitivities, ``output``, ``output_index`` (T for the averages: they end at θᵀ),
+        ``averaging`` (the averaging parameter used, or None), ``clipped`` / ``diff_clipped`` counts.
     """
     check_relation_replace_one(relation, "DP-SRM draws fixed-size batches and normalises by b")
     paper_defaults = check_choice("defaults", defaults, ("benchmark", "paper")) == "paper"
     if output is None:
         output = "last"  # both sets (module docstring; Alg. 1's random iterate: output="random")
-    check_choice("output", output, ("random", "last"))
+    check_choice("output", output, ("random", "last") + AVERAGED_OUTPUTS)
+    if tail_fraction is not None and output != "tail_average":
+        raise ValueError(f"tail_fraction is for output='tail_average'; got output={output!r}")
+    if ema_decay is not None and output != "ema":
+        raise ValueError(f"ema_decay is for output='ema'; got output={output!r}")
+    average = {}  # averaged_iterate's keyword for the output chosen, checked here (before any work)
+    if output == "tail_average":
+        average["tail_fraction"] = TAIL_FRACTION if tail_fraction is None else check_fraction(tail_fraction)
+    elif output == "ema":
+        average["ema_decay"] = EMA_DECAY if ema_decay is None else check_half_open_unit("ema_decay", ema_decay)
     check_choice("calibration", calibration, ("accountant", "paper"))
     s = setup(X, y, loss=loss, alpha=alpha, l1=0.0, constraint="none", radius=None, clip_norm=clip_norm,
               data_norm_bound=data_norm_bound, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
@@ -495,17 +570,22 @@ def dp_srm(
                                                     noise_multiplier=noise_multiplier, relation=relation,
                                                     accountant=accountant)
         sigma0, sigma = least_noise_scale(z, sens0), least_noise_scale(z, sens)
-    out_index = T if output == "last" else int(gen.integers(T))
+    out_index = int(gen.integers(T)) if output == "random" else T  # averages: T marks "through θᵀ"
     snaps, releases, evals, clipped1, clipped2 = dp_srm_kernel(
         s.loss.kind, s.loss.param, s.data.X, s.data.y, s.data.row_norms, initial_point(w0, s), s.reg.alpha,
         s.reg.nonconvex, T, b0, b, gamma, c1, c2, sigma0, sigma, bound, lr, gen, mu)
     check_counts(releases, event)
-    return finish("dp_srm", s, snaps[out_index].copy(), snaps, step=lr, event=event, privacy=privacy, z=z,
+    if output in AVERAGED_OUTPUTS:
+        weights = averaged_iterate(snaps, output, **average)
+    else:
+        weights = snaps[out_index].copy()
+    return finish("dp_srm", s, weights, snaps, step=lr, event=event, privacy=privacy, z=z,
                  sensitivity=sens, grad_evals=evals, trace=trace,
                  details={"releases": releases, "clipped": clipped1, "diff_clipped": clipped2, "steps": T,
                           "batch_size": b, "initial_batch_size": b0, "momentum": gamma, "extrapolation": mu, "diff_clip_norm": c2,
                           "initial_sensitivity": sens0, "learning_rate": lr, "step_bound": bound,
-                          "output_index": out_index, "calibration": cal, "calibration_route": calibration,
+                          "output": output, "output_index": out_index,
+                          "averaging": average or None, "calibration": cal, "calibration_route": calibration,
                           "penalty": penalty, "defaults": defaults})
 
 

@@ -42,10 +42,15 @@ against Opacus when ``/tmp/peers_nonconvex/bin/python`` has torch and opacus (a 
 skipped with a message otherwise).
 
 ``--table2-objective`` — Table 2 in the paper's own metric (issue 24): the training objective on raw a9a
-features (:func:`table2_objective`).
+features (:func:`table2_objective`), DP-SRM's defaults and its options (averaged outputs, a clip below G, μ = 0.7).
+
+``--averaging`` — DP-SRM's averaged outputs (``output="tail_average"`` / ``"ema"``, post-processing of the same
+run) and clip norms C₁ < G against its defaults (:func:`averaging`): training objective and test error on a9a,
+ijcnn1, the sweep's synthetic set, Adult, breast_cancer and digits (``--averaging-data``) at ε ∈ {0.2, 0.5, 1},
+sweep seeds 5000…, with the per-seed paired difference against the defaults.
 
 Usage: ``python benchmarks/bench_nonconvex.py [--seeds 10] [--hidden 16] [--skip-table2] [--skip-mlp]
-[--skip-throughput] [--srm-sweep]``. Data from
+[--skip-throughput] [--srm-sweep] [--table2-objective] [--averaging [--averaging-data a9a,adult]]``. Data from
 ``../shared/data`` (skipped with a message when absent).
 """
 
@@ -63,6 +68,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(__file__))  # benchmarks/datasets.py (Adult)
 
 from algorithms.dp_gd import dp_gd  # noqa: E402
 from algorithms.dp_sgd import dp_sgd  # noqa: E402
@@ -206,6 +212,12 @@ TABLE2_OBJECTIVE = {  # issue 24: the paper's metric
     "dp_srm (defaults, accountant rdp)": dict(accountant="rdp"),
     "dp_srm (defaults, accountant auto)": dict(accountant="auto"),
     "dp_srm (paper's settings, last iterate, accountant auto)": dict(defaults="paper", accountant="auto"),
+    # options (issue 24; chosen on nothing here — measured by --averaging on the sweep seeds, RESULTS.md)
+    "dp_srm (output='tail_average', accountant auto)": dict(output="tail_average", accountant="auto"),
+    "dp_srm (output='ema', accountant auto)": dict(output="ema", accountant="auto"),
+    "dp_srm (clip_norm=0.85, accountant auto)": dict(clip_norm=0.85, accountant="auto"),
+    "dp_srm (clip_norm=0.7, accountant auto)": dict(clip_norm=0.7, accountant="auto"),
+    "dp_srm (extrapolation=0.7, accountant auto)": dict(extrapolation=0.7, accountant="auto"),
     "dp_gd (defaults, accountant auto)": dict(accountant="auto"),
 }
 
@@ -222,9 +234,6 @@ def table2_objective(seeds: int) -> None:
     A = np.hstack([Xtr_raw, np.ones((Xtr_raw.shape[0], 1))])
     scale = math.sqrt(15.0)
 
-    def objective(w: np.ndarray) -> float:
-        return float(np.mean(np.logaddexp(0.0, -ytr * (A @ w)))) + LAM * float(np.sum(w**2 / (1 + w**2)))
-
     print(f"\n## Table 2 in the paper's metric (training objective on raw a9a features), {seeds} seeds\n")
     print("| ε | solver | training objective (sd) [worst seed] | paper's DP-SRM | test error (sd) [worst] | "
           "majority-class test error |")
@@ -237,11 +246,92 @@ def table2_objective(seeds: int) -> None:
                 res = fn(Xtr, ytr, epsilon=eps, delta=DELTA, alpha=LAM, penalty="nonconvex", data_norm_bound=1.0,
                          rng=1000 + s, **kw)
                 assert res.privacy.epsilon <= eps
-                objs.append(objective(res.weights / scale))
+                objs.append(objective_of(res.weights / scale, A, ytr))
                 errs.append(float(np.mean(np.where(Xte @ res.weights > 0, 1.0, -1.0) != yte)))
             print(f"| {eps} | {name} | {np.mean(objs):.4f} ({np.std(objs):.4f}) [{np.max(objs):.4f}] | "
                   f"{PAPER[eps]['dp_srm'][0]} | {np.mean(errs):.4f} ({np.std(errs):.4f}) [{np.max(errs):.4f}] | "
                   f"{np.mean(yte > 0):.4f} |", flush=True)
+
+
+AVERAGING = {  # --averaging: DP-SRM's output (post-processing of the same run) and the clip norm C₁
+    "last iterate (default)": {},
+    "tail average, last ⌈T/2⌉": dict(output="tail_average"),
+    "EMA ρ = 0.9": dict(output="ema"),
+    "EMA ρ = 0.7": dict(output="ema", ema_decay=0.7),
+    "C₁ = 0.85·G, last iterate": dict(clip_scale=0.85),
+    "C₁ = 0.7·G, last iterate": dict(clip_scale=0.7),
+}
+AVERAGING_SETS = ("a9a", "ijcnn1", "synthetic", "adult", "breast_cancer", "digits")
+
+
+def averaging_sets(only: str) -> dict:
+    """{name: ((X_train, y_train), (X_test, y_test))} with unit rows + intercept (:func:`unit_rows`); Adult,
+    breast_cancer and digits (0 vs rest; split 0) from ``benchmarks/datasets.py`` (as bench_auto.py)."""
+    from algorithms.synthetic import make_classification
+    from datasets import load as load_split
+
+    sets = {}
+    for key in only.split(","):
+        if key in ("a9a", "ijcnn1"):
+            (Xtr, ytr), (Xte, yte) = load(key, *((123, True) if key == "a9a" else (22, False)))
+        elif key in ("adult", "breast_cancer", "digits"):
+            split = load_split(key, directory=DATA)
+            if split is None:
+                continue
+            Xtr, ytr, Xte, yte = split
+        else:
+            Xs, ys, _ = make_classification(60000, 10, scale=8.0, seed=3)
+            (Xtr, ytr), (Xte, yte) = (Xs[:40000], ys[:40000]), (Xs[40000:], ys[40000:])
+        sets[key] = ((unit_rows(np.asarray(Xtr)), ytr), (unit_rows(np.asarray(Xte)), yte))
+    return sets
+
+
+def averaging(seeds: int, only: str) -> None:
+    """DP-SRM's output options and clip norm (issue 24 item 5): the private problem's training objective (mean
+    logistic loss on the unit rows + λ's non-convex penalty) and the test error, mean (sd) [worst seed] over the
+    sweep seeds 5000, 5001, …, ε ∈ {0.2, 0.5, 1}; then every setting minus the default, paired by seed."""
+    sets = averaging_sets(only)
+    per_seed = {}
+    print(f"## DP-SRM output averaging and clip norm: training objective / test error, mean (sd) [worst] of "
+          f"{seeds} seeds ({SWEEP_SEED0}…), λ = {LAM} (non-convex), δ = {DELTA}, accountant rdp\n")
+    print("| data | ε | setting | training objective | test error |")
+    print("|---|---|---|---|---|")
+    for key, ((Xtr, ytr), (Xte, yte)) in sets.items():
+        for eps in (0.2, 0.5, 1.0):
+            for name, kw in AVERAGING.items():
+                kw2 = dict(kw)
+                scale = kw2.pop("clip_scale", None)
+                if scale is not None:  # the logistic loss's Lipschitz constant G = 1 on ‖x‖ ≤ 1
+                    kw2["clip_norm"] = scale
+                objs, errs = [], []
+                for s in range(seeds):
+                    res = dp_srm(Xtr, ytr, epsilon=eps, delta=DELTA, alpha=LAM, penalty="nonconvex",
+                                 data_norm_bound=1.0, rng=SWEEP_SEED0 + s, **kw2)
+                    assert res.privacy.epsilon <= eps
+                    w = res.weights
+                    objs.append(objective_of(w, Xtr, ytr))
+                    errs.append(float(np.mean(np.where(Xte @ w > 0, 1.0, -1.0) != yte)))
+                per_seed[key, eps, name] = np.array(objs), np.array(errs)
+                print(f"| {key} | {eps} | {name} | {np.mean(objs):.4f} ({np.std(objs):.4f}) [{np.max(objs):.4f}] | "
+                      f"{np.mean(errs):.4f} ({np.std(errs):.4f}) [{np.max(errs):.4f}] |", flush=True)
+    base = next(iter(AVERAGING))
+    print(f"\nPaired by seed, setting − {base} (negative: better): objective / test error, mean (standard error)")
+    print("| data | ε | " + " | ".join(list(AVERAGING)[1:]) + " |")
+    print("|---|---|" + "---|" * (len(AVERAGING) - 1))
+    for key in sets:
+        for eps in (0.2, 0.5, 1.0):
+            cells = []
+            for name in list(AVERAGING)[1:]:
+                do, de = (a - b for a, b in zip(per_seed[key, eps, name], per_seed[key, eps, base]))
+                se = (lambda v: float(np.std(v, ddof=1) / math.sqrt(seeds)) if seeds > 1 else float("nan"))
+                cells.append(f"{np.mean(do):+.4f} ({se(do):.4f}) / {np.mean(de):+.4f} ({se(de):.4f})")
+            print(f"| {key} | {eps} | " + " | ".join(cells) + " |")
+    print()
+
+
+def objective_of(w: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
+    """(1/n)Σ log(1 + e^{−yᵢ⟨w, xᵢ⟩}) + λΣⱼwⱼ²/(1 + wⱼ²) (nats)."""
+    return float(np.mean(np.logaddexp(0.0, -y * (X @ w)))) + LAM * float(np.sum(w**2 / (1 + w**2)))
 
 
 def paired_difference(per_seed: dict, seeds: int) -> None:
@@ -592,6 +682,9 @@ def main() -> int:
                     help="only Table 2 in the paper's metric (training objective on raw features; issue 24)")
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--srm-sweep", action="store_true")
+    ap.add_argument("--averaging", action="store_true",
+                    help="only DP-SRM's output averaging and clip norm on --averaging-data (issue 24)")
+    ap.add_argument("--averaging-data", default=",".join(AVERAGING_SETS))
     ap.add_argument("--sweep-data", default="a9a,ijcnn1,synthetic")
     args = ap.parse_args()
     if args.seeds < 1 or args.hidden < 1:
@@ -604,8 +697,16 @@ def main() -> int:
     if not os.path.exists(os.path.join(DATA, "a9a", "a9a.trn.bz2")):
         print(f"bench_nonconvex: a9a not found under {DATA}: skipped", file=sys.stderr)
         return 0
+    bad = set(args.averaging_data.split(",")) - set(AVERAGING_SETS)
+    if bad:
+        print(f"bench_nonconvex: --averaging-data takes {', '.join(AVERAGING_SETS)}; got {sorted(bad)}",
+              file=sys.stderr)
+        return 2
     if args.srm_sweep:
         srm_sweep(args.seeds, args.sweep_data)
+    if args.averaging:
+        averaging(args.seeds, args.averaging_data)
+        return 0
     if args.table2_objective:
         table2_objective(args.seeds)
         return 0
