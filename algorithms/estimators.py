@@ -748,6 +748,42 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
         poor score under noise (:func:`dp_estimator_tags`)."""
         return dp_estimator_tags(super().__sklearn_tags__(), sparse=True)
 
+    def _choose_solver(self) -> str:
+        """``solver="auto"``: ``solver_`` is "auto" until :meth:`_auto_params` (in ``fit``, once n and d are known)
+        replaces it by the rule's choice; any other name as the shared check."""
+        if self.solver == "auto":
+            self.solver_ = "auto"
+            return self.solver_
+        return super()._choose_solver()
+
+    def _auto_params(self, D: Design) -> Dict[str, Any]:
+        """``solver="auto"``: run the rule of :mod:`algorithms.auto_regressor` on the public n, d (with the
+        intercept column), ε and the loss, set ``solver_`` (a solver name or ``"constant"``) and ``auto_choice_``,
+        and return the rule's solver parameters that ``solver_params`` does not set. Other solvers: {}."""
+        if self.solver != "auto":
+            return {}
+        from .auto_regressor import choose_regression_solver
+
+        choice = choose_regression_solver(n=D.n, d=D.d + bool(self.fit_intercept), epsilon=self.epsilon,
+                                          loss=self._loss)
+        self.auto_choice_, self.solver_ = choice, choice.solver
+        given = self.solver_params or {}
+        return {k: v for k, v in choice.solver_params.items() if k not in given}
+
+    def _fit_weights(self, D: Design, y: np.ndarray, loss_params: Dict[str, Any], extra: Dict[str, Any]):
+        """The shared fit, or ``solver="auto"``'s constant: the private mean of the scaled targets
+        (:func:`algorithms.auto_regressor.fit_private_mean`); after an auto fit in a low-signal regime one
+        :class:`~algorithms.auto_solver.LowSignalWarning` (:func:`algorithms.auto_regressor.warn_low_signal`)."""
+        from .auto_regressor import fit_private_mean, warn_low_signal
+
+        if self._running_solver() == "constant":
+            fit_private_mean(self, D, y, extra)
+        else:
+            super()._fit_weights(D, y, loss_params, extra)
+        if self.solver == "auto":
+            warn_low_signal(self, D.n)
+        return self
+
     def _intercept_scaling(self) -> float:
         """``intercept_scaling="auto"`` (default): c = ``AUTO_INTERCEPT_FRACTION``·R = R/2 when a public
         ``target_bound`` / ``target_range`` scales the targets to [−1, 1] (the intercept is then small, and
@@ -848,7 +884,7 @@ class DPHuberRegressor(_DPRegressor):
 
     _loss = "huber"
 
-    def __init__(self, solver: str = "dp_gd", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
+    def __init__(self, solver: str = "auto", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
                  huber_delta: Any = "auto", fit_intercept: bool = True, intercept_scaling: Any = "auto",
                  data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
                  solver_params: Optional[dict] = None, keep_diagnostics: bool = False,
@@ -865,7 +901,8 @@ class DPHuberRegressor(_DPRegressor):
             self.huber_delta_ = AUTO_HUBER_DELTA if scaled else 1.0
         else:
             self.huber_delta_ = check_positive("huber_delta", self.huber_delta)
-        return self._fit_scaled_targets(X, y, {"huber_delta": self.huber_delta_}, self._solver_defaults(X.n))
+        auto = self._auto_params(X)
+        return self._fit_scaled_targets(X, y, {"huber_delta": self.huber_delta_}, {**self._solver_defaults(X.n), **auto})
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """⟨w, x⟩ + b (the row map of ``fit`` applied)."""
@@ -908,7 +945,7 @@ class DPLinearRegression(_DPRegressor):
 
     _loss = "squared"
 
-    def __init__(self, solver: str = "dp_gd", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
+    def __init__(self, solver: str = "auto", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
                  clip_norm: Any = "auto", fit_intercept: bool = True, intercept_scaling: Any = "auto",
                  data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
                  solver_params: Optional[dict] = None, keep_diagnostics: bool = False,
@@ -930,6 +967,7 @@ class DPLinearRegression(_DPRegressor):
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPLinearRegression":
         """Fit privately with gradient clipping at ``clip_norm``."""
         X = self._design(X, True)
+        auto = self._auto_params(X)
         if isinstance(self.clip_norm, str):
             if self.clip_norm != "auto":
                 raise ValueError(f"clip_norm must be a number > 0 or 'auto'; got {self.clip_norm!r}")
@@ -938,7 +976,7 @@ class DPLinearRegression(_DPRegressor):
             self.clip_norm_ = AUTO_CLIP_FRACTION * math.sqrt(R * R + c * c)
         else:
             self.clip_norm_ = check_positive("clip_norm", self.clip_norm)
-        return self._fit_scaled_targets(X, y, {}, {"clip_norm": self.clip_norm_, **self._solver_defaults(X.n)})
+        return self._fit_scaled_targets(X, y, {}, {"clip_norm": self.clip_norm_, **self._solver_defaults(X.n), **auto})
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """⟨w, x⟩ + b (the row map of ``fit`` applied)."""
