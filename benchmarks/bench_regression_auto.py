@@ -82,28 +82,11 @@ def _adult(target: int, directory: str):
         print(f"skipping adult: {paths[0]} not found", file=sys.stderr)
         return None
     train, test = (datasets._adult_rows(p) for p in paths)
-    numeric = [j for j in datasets.ADULT_NUMERIC if j != target]
-    categorical = [j for j in range(14) if j not in datasets.ADULT_NUMERIC]
-    cats = {j: sorted({r[j] for r in train}) for j in categorical}  # the training file's categories
-
-    def encode(rows):
-        blocks = [np.array([[float(r[j]) for j in numeric] for r in rows])]
-        for j in categorical:
-            index = {c: i for i, c in enumerate(cats[j])}
-            block = np.zeros((len(rows), len(cats[j])))
-            for i, r in enumerate(rows):
-                k = index.get(r[j])
-                if k is not None:
-                    block[i, k] = 1.0
-            blocks.append(block)
-        blocks.append(np.array([[1.0 if r[14].rstrip(".") == ">50K" else 0.0] for r in rows]))
-        return np.hstack(blocks), np.array([float(r[target]) for r in rows])
-
-    (Xtr, ytr), (Xte, yte) = encode(train), encode(test)
-    k = len(numeric)
-    mu, sd = Xtr[:, :k].mean(axis=0), Xtr[:, :k].std(axis=0)
-    Xtr[:, :k], Xte[:, :k] = (Xtr[:, :k] - mu) / sd, (Xte[:, :k] - mu) / sd
-    return datasets._unit_rows(Xtr), ytr, datasets._unit_rows(Xte), yte
+    Xtr, Xte = datasets.adult_features(train, test, [j for j in datasets.ADULT_NUMERIC if j != target])
+    income = [np.array([[1.0 if r[14].rstrip(".") == ">50K" else 0.0] for r in rows]) for rows in (train, test)]
+    ytr, yte = (np.array([float(r[target]) for r in rows]) for rows in (train, test))
+    return (datasets._unit_rows(np.hstack([Xtr, income[0]])), ytr, datasets._unit_rows(np.hstack([Xte, income[1]])),
+            yte)
 
 
 def _synthetic(name: str, split: int):
