@@ -851,11 +851,15 @@ class DPHuberRegressor(_DPRegressor):
     Parameters as :class:`DPLogisticRegression` (no ``classes``), plus
 
     solver : str
-        As :class:`DPLogisticRegression`; default ``dp_gd``: R² 0.40 on diabetes at ε = 1 (0.45 at ε = 10,
-        non-private 0.46) with a public ``target_range``; every solver of this class reaches the goal
-        (≥ 0.30 at ε = 1 on every seed, ≥ 0.40 at ε = 10) with its defaults — dp_sgd 0.41, the
-        objective-perturbation family 0.36, dp_svrg 0.35, output perturbation 0.34 at ε = 1
-        (benchmarks/RESULTS.md, "Diabetes, issue 15.1 follow-up").
+        A solver name of :class:`DPLogisticRegression` or ``"auto"`` (default): a rule of the public n, d and ε
+        (:mod:`algorithms.auto_regressor`) — the private mean of the targets (Laplace, the whole ε; one
+        :class:`~algorithms.auto_solver.LowSignalWarning`) when n·ε/√d < 1, objective perturbation from
+        n·ε = 50 000 on, else DP-GD with T = :func:`~algorithms.auto_regressor.regression_steps` (n, ε) steps;
+        chosen on diabetes, Adult (hours-per-week) and synthetic data and checked on held-out sets
+        (``benchmarks/bench_regression_auto.py``; benchmarks/RESULTS.md, "Regressors on solver='auto'"). The
+        solver run is ``solver_``, the rule's choice ``auto_choice_``. With its defaults every named solver
+        reaches R² ≥ 0.30 at ε = 1 on diabetes (DP-GD 0.40, dp_sgd 0.41, the objective-perturbation family 0.36,
+        dp_svrg 0.35, output perturbation 0.34; RESULTS.md, "Diabetes, issue 15.1 follow-up").
     huber_delta : float or "auto"
         Huber threshold h > 0 (target units — of the scaled targets in [−1, 1] when ``target_bound`` /
         ``target_range`` is given): quadratic for |residual| ≤ h, linear beyond; the loss is
@@ -912,9 +916,12 @@ class DPHuberRegressor(_DPRegressor):
 class DPLinearRegression(_DPRegressor):
     """Differentially private least squares.
 
-    Default ``solver="dp_gd"`` with the clip rule ``clip_norm="auto"`` below: on diabetes with a
-    public ``target_range`` it reaches R² 0.41 at ε = 1 and 0.45 at ε = 10 (non-private 0.46;
-    benchmarks/RESULTS.md, "Diabetes, issue 15.1 follow-up"). The gradient solvers (``dp_gd``,
+    Default ``solver="auto"``: a rule of the public n, d and ε (:mod:`algorithms.auto_regressor`) — AdaSSP
+    (below) with one :class:`~algorithms.auto_solver.LowSignalWarning` when n·ε/√d < 1.5 (its adaptive ridge
+    shrinks the fit towards the middle of the public target range), AdaSSP from n·ε = 200 000 on, else DP-GD
+    with T = :func:`~algorithms.auto_regressor.regression_steps` (n, ε) steps and the clip rule
+    ``clip_norm="auto"`` below (diabetes at ε = 1 with a public ``target_range``: R² 0.40; benchmarks/RESULTS.md,
+    "Regressors on solver='auto'"); ``solver_`` is the solver run, ``auto_choice_`` the rule's choice. The gradient solvers (``dp_gd``,
     ``dp_sgd``, ...) clip every per-example gradient to ``clip_norm`` (sensitivity from C), which is passed only to solvers that
     take it. The squared loss is not Lipschitz on ℝᵈ, so the output / objective perturbation solvers
     refuse it (``ValueError``).
