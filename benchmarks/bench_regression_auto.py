@@ -232,7 +232,17 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--candidates", default="", help="estimator:solver,... (default: every fixed candidate)")
     p.add_argument("--no-auto", action="store_true", help="fixed candidates only (the sweep the rule came from)")
-    run(p.parse_args())
+    args = p.parse_args()
+    try:
+        eps = [float(e) for e in args.eps.split(",")]
+    except ValueError:
+        eps = [math.nan]
+    if not all(0 < e < math.inf for e in eps) or args.seeds < 1:
+        p.error(f"--eps must be finite numbers > 0 and --seeds >= 1; got --eps {args.eps!r}, --seeds {args.seeds}")
+    unknown = set(args.datasets.split(",")) - set(RULE_DATASETS + HELD_OUT)
+    if unknown:
+        p.error(f"--datasets must be among {', '.join(RULE_DATASETS + HELD_OUT)}; got {', '.join(sorted(unknown))}")
+    run(args)
 
 
 if __name__ == "__main__":
