@@ -14,8 +14,8 @@ import mechanisms
 from algorithms import DPHuberRegressor, DPLinearRegression
 from algorithms import auto_regressor, estimators
 from algorithms.auto_solver import LowSignalWarning
-from algorithms.auto_regressor import (ADASSP_FROM_NE, CONSTANT_BELOW, OBJECTIVE_FROM_NE, choose_regression_solver,
-                                       private_mean, regression_steps)
+from algorithms.auto_regressor import (ADASSP_FROM_NE, CONSTANT_BELOW, OBJECTIVE_FROM_NE, SHRINK_BELOW,
+                                       choose_regression_solver, private_mean, regression_steps)
 from algorithms.synthetic import make_regression
 
 pytestmark = pytest.mark.filterwarnings("ignore::algorithms.DeterministicSeedWarning")  # seeds: tests only
@@ -56,21 +56,38 @@ def test_rule_signature_has_public_quantities_only():
     assert set(inspect.signature(choose_regression_solver).parameters) == {"n", "d", "epsilon", "loss"}
 
 
-@pytest.mark.parametrize("cls", [DPLinearRegression, DPHuberRegressor])
-@pytest.mark.parametrize("regime", list(REGIME_EPS))
-def test_auto_choice_cannot_depend_on_the_private_data(cls, regime):
-    """n, d, ε fixed: features and targets drawn anew, shifted to the range's edges or constant — the solver run
-    and its parameters are the same (the rule sees no data)."""
-    eps = REGIME_EPS[regime]
+def _choices(cls, eps):
+    """{(solver_, rule parameters)} of fits at n = 200, d = 3, ``eps`` on features and targets drawn anew, shifted
+    to the range's edges, constant or zero."""
     gen = np.random.default_rng(0)
     Xs = [X0, gen.uniform(-0.5, 0.5, size=(N, D)), np.zeros((N, D))]
     ys = [Y0, np.ones(N), gen.uniform(-1.0, -0.9, size=N)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LowSignalWarning)
         fits = [cls(epsilon=eps, target_range=(-1.0, 1.0), random_state=1).fit(X, y) for X in Xs for y in ys]
-    expected = choose_regression_solver(n=N, d=D + 1, epsilon=eps, loss=cls._loss)
-    assert {(f.solver_, tuple(sorted(f.auto_choice_.solver_params.items()))) for f in fits} == {
-        (expected.solver, tuple(sorted(expected.solver_params.items())))}
+    return {(f.solver_, tuple(sorted(f.auto_choice_.solver_params.items()))) for f in fits}
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegression, DPHuberRegressor])
+@pytest.mark.parametrize("regime", list(REGIME_EPS))
+def test_auto_choice_cannot_depend_on_the_private_data(cls, regime):
+    """n, d, ε fixed: other private features / targets never change the solver run or its parameters."""
+    expected = choose_regression_solver(n=N, d=D + 1, epsilon=REGIME_EPS[regime], loss=cls._loss)
+    assert _choices(cls, REGIME_EPS[regime]) == {(expected.solver, tuple(sorted(expected.solver_params.items())))}
+
+
+def test_planted_data_dependent_rule_is_caught(monkeypatch):
+    """Planted bug: the rule is fed the number of non-constant feature columns instead of the public d — the
+    invariance check above sees two different choices."""
+    def leaky(self, D):
+        Xd = np.asarray(D.rows)  # dense test data: the kernels' plain array
+        live = int(np.count_nonzero(np.ptp(Xd, axis=0) > 0))
+        choice = choose_regression_solver(n=D.n, d=live + 1, epsilon=self.epsilon, loss=self._loss)
+        self.auto_choice_, self.solver_ = choice, choice.solver
+        return dict(choice.solver_params)
+
+    monkeypatch.setattr(estimators._DPRegressor, "_auto_params", leaky)
+    assert len(_choices(DPHuberRegressor, 0.009)) > 1  # n·ε/√d = 0.9 with d = 4 (constant), 1.8 with zero X (DP-GD)
 
 
 @pytest.mark.parametrize("cls", [DPLinearRegression, DPHuberRegressor])
@@ -219,7 +236,8 @@ def test_low_signal_fit_warns_once_from_public_quantities(cls, solver):
         assert len(low) == 1 and low[0].filename == __file__  # attributed to the caller's fit
         texts.append(str(low[0].message))
         assert est.solver_ == solver
-    assert texts[0] == texts[1] and "n*epsilon/sqrt(d) = 0.9 " in texts[0]
+    threshold = CONSTANT_BELOW if solver == "constant" else SHRINK_BELOW
+    assert texts[0] == texts[1] and f"n*epsilon/sqrt(d) = 0.9 is below {threshold:g}" in texts[0]
     if solver == "constant":
         assert np.all(est.coef_ == 0.0) and 0.0 <= est.intercept_ <= 10.0
         assert est.predict(X0).tolist() == [est.intercept_] * N
