@@ -748,6 +748,42 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
         poor score under noise (:func:`dp_estimator_tags`)."""
         return dp_estimator_tags(super().__sklearn_tags__(), sparse=True)
 
+    def _choose_solver(self) -> str:
+        """``solver="auto"``: ``solver_`` is "auto" until :meth:`_auto_params` (in ``fit``, once n and d are known)
+        replaces it by the rule's choice; any other name as the shared check."""
+        if self.solver == "auto":
+            self.solver_ = "auto"
+            return self.solver_
+        return super()._choose_solver()
+
+    def _auto_params(self, D: Design) -> Dict[str, Any]:
+        """``solver="auto"``: run the rule of :mod:`algorithms.auto_regressor` on the public n, d (with the
+        intercept column), ε and the loss, set ``solver_`` (a solver name or ``"constant"``) and ``auto_choice_``,
+        and return the rule's solver parameters that ``solver_params`` does not set. Other solvers: {}."""
+        if self.solver != "auto":
+            return {}
+        from .auto_regressor import choose_regression_solver
+
+        choice = choose_regression_solver(n=D.n, d=D.d + bool(self.fit_intercept), epsilon=self.epsilon,
+                                          loss=self._loss)
+        self.auto_choice_, self.solver_ = choice, choice.solver
+        given = self.solver_params or {}
+        return {k: v for k, v in choice.solver_params.items() if k not in given}
+
+    def _fit_weights(self, D: Design, y: np.ndarray, loss_params: Dict[str, Any], extra: Dict[str, Any]):
+        """The shared fit, or ``solver="auto"``'s constant: the private mean of the scaled targets
+        (:func:`algorithms.auto_regressor.fit_private_mean`); after an auto fit in a low-signal regime one
+        :class:`~algorithms.auto_solver.LowSignalWarning` (:func:`algorithms.auto_regressor.warn_low_signal`)."""
+        from .auto_regressor import fit_private_mean, warn_low_signal
+
+        if self._running_solver() == "constant":
+            fit_private_mean(self, D, y, extra)
+        else:
+            super()._fit_weights(D, y, loss_params, extra)
+        if self.solver == "auto":
+            warn_low_signal(self, D.n)
+        return self
+
     def _intercept_scaling(self) -> float:
         """``intercept_scaling="auto"`` (default): c = ``AUTO_INTERCEPT_FRACTION``·R = R/2 when a public
         ``target_bound`` / ``target_range`` scales the targets to [−1, 1] (the intercept is then small, and
@@ -815,11 +851,15 @@ class DPHuberRegressor(_DPRegressor):
     Parameters as :class:`DPLogisticRegression` (no ``classes``), plus
 
     solver : str
-        As :class:`DPLogisticRegression`; default ``dp_gd``: R² 0.40 on diabetes at ε = 1 (0.45 at ε = 10,
-        non-private 0.46) with a public ``target_range``; every solver of this class reaches the goal
-        (≥ 0.30 at ε = 1 on every seed, ≥ 0.40 at ε = 10) with its defaults — dp_sgd 0.41, the
-        objective-perturbation family 0.36, dp_svrg 0.35, output perturbation 0.34 at ε = 1
-        (benchmarks/RESULTS.md, "Diabetes, issue 15.1 follow-up").
+        A solver name of :class:`DPLogisticRegression` or ``"auto"`` (default): a rule of the public n, d and ε
+        (:mod:`algorithms.auto_regressor`) — the private mean of the targets (Laplace, the whole ε; one
+        :class:`~algorithms.auto_solver.LowSignalWarning`) when n·ε/√d < 1, objective perturbation from
+        n·ε = 50 000 on, else DP-GD with T = :func:`~algorithms.auto_regressor.regression_steps` (n, ε) steps;
+        chosen on diabetes, Adult (hours-per-week) and synthetic data and checked on held-out sets
+        (``benchmarks/bench_regression_auto.py``; benchmarks/RESULTS.md, "Regressors on solver='auto'"). The
+        solver run is ``solver_``, the rule's choice ``auto_choice_``. With its defaults every named solver
+        reaches R² ≥ 0.30 at ε = 1 on diabetes (DP-GD 0.40, dp_sgd 0.41, the objective-perturbation family 0.36,
+        dp_svrg 0.35, output perturbation 0.34; RESULTS.md, "Diabetes, issue 15.1 follow-up").
     huber_delta : float or "auto"
         Huber threshold h > 0 (target units — of the scaled targets in [−1, 1] when ``target_bound`` /
         ``target_range`` is given): quadratic for |residual| ≤ h, linear beyond; the loss is
@@ -848,7 +888,7 @@ class DPHuberRegressor(_DPRegressor):
 
     _loss = "huber"
 
-    def __init__(self, solver: str = "dp_gd", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
+    def __init__(self, solver: str = "auto", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
                  huber_delta: Any = "auto", fit_intercept: bool = True, intercept_scaling: Any = "auto",
                  data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
                  solver_params: Optional[dict] = None, keep_diagnostics: bool = False,
@@ -865,7 +905,8 @@ class DPHuberRegressor(_DPRegressor):
             self.huber_delta_ = AUTO_HUBER_DELTA if scaled else 1.0
         else:
             self.huber_delta_ = check_positive("huber_delta", self.huber_delta)
-        return self._fit_scaled_targets(X, y, {"huber_delta": self.huber_delta_}, self._solver_defaults(X.n))
+        auto = self._auto_params(X)
+        return self._fit_scaled_targets(X, y, {"huber_delta": self.huber_delta_}, {**self._solver_defaults(X.n), **auto})
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """⟨w, x⟩ + b (the row map of ``fit`` applied)."""
@@ -875,9 +916,12 @@ class DPHuberRegressor(_DPRegressor):
 class DPLinearRegression(_DPRegressor):
     """Differentially private least squares.
 
-    Default ``solver="dp_gd"`` with the clip rule ``clip_norm="auto"`` below: on diabetes with a
-    public ``target_range`` it reaches R² 0.41 at ε = 1 and 0.45 at ε = 10 (non-private 0.46;
-    benchmarks/RESULTS.md, "Diabetes, issue 15.1 follow-up"). The gradient solvers (``dp_gd``,
+    Default ``solver="auto"``: a rule of the public n, d and ε (:mod:`algorithms.auto_regressor`) — AdaSSP
+    (below) with one :class:`~algorithms.auto_solver.LowSignalWarning` when n·ε/√d < 1.5 (its adaptive ridge
+    shrinks the fit towards the middle of the public target range), AdaSSP from n·ε = 200 000 on, else DP-GD
+    with T = :func:`~algorithms.auto_regressor.regression_steps` (n, ε) steps and the clip rule
+    ``clip_norm="auto"`` below (diabetes at ε = 1 with a public ``target_range``: R² 0.40; benchmarks/RESULTS.md,
+    "Regressors on solver='auto'"); ``solver_`` is the solver run, ``auto_choice_`` the rule's choice. The gradient solvers (``dp_gd``,
     ``dp_sgd``, ...) clip every per-example gradient to ``clip_norm`` (sensitivity from C), which is passed only to solvers that
     take it. The squared loss is not Lipschitz on ℝᵈ, so the output / objective perturbation solvers
     refuse it (``ValueError``).
@@ -908,7 +952,7 @@ class DPLinearRegression(_DPRegressor):
 
     _loss = "squared"
 
-    def __init__(self, solver: str = "dp_gd", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
+    def __init__(self, solver: str = "auto", epsilon: float = 1.0, delta: float = 1e-5, alpha: Any = "auto",
                  clip_norm: Any = "auto", fit_intercept: bool = True, intercept_scaling: Any = "auto",
                  data_norm_bound: float = 1.0, clip_data: bool = False, random_state: Any = None,
                  solver_params: Optional[dict] = None, keep_diagnostics: bool = False,
@@ -930,6 +974,7 @@ class DPLinearRegression(_DPRegressor):
     def fit(self, X: np.ndarray, y: np.ndarray) -> "DPLinearRegression":
         """Fit privately with gradient clipping at ``clip_norm``."""
         X = self._design(X, True)
+        auto = self._auto_params(X)
         if isinstance(self.clip_norm, str):
             if self.clip_norm != "auto":
                 raise ValueError(f"clip_norm must be a number > 0 or 'auto'; got {self.clip_norm!r}")
@@ -938,7 +983,7 @@ class DPLinearRegression(_DPRegressor):
             self.clip_norm_ = AUTO_CLIP_FRACTION * math.sqrt(R * R + c * c)
         else:
             self.clip_norm_ = check_positive("clip_norm", self.clip_norm)
-        return self._fit_scaled_targets(X, y, {}, {"clip_norm": self.clip_norm_, **self._solver_defaults(X.n)})
+        return self._fit_scaled_targets(X, y, {}, {"clip_norm": self.clip_norm_, **self._solver_defaults(X.n), **auto})
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """⟨w, x⟩ + b (the row map of ``fit`` applied)."""

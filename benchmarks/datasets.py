@@ -82,17 +82,14 @@ def _adult_rows(path: str):
     return rows
 
 
-def _adult(directory: str) -> Optional[Split]:
-    paths = [os.path.join(directory, "adult", f"adult.{part}.bz2") for part in ("data", "test")]
-    if not all(os.path.exists(p) for p in paths):
-        print(f"skipping adult: {paths[0]} not found", file=sys.stderr)
-        return None
-    train, test = (_adult_rows(p) for p in paths)
+def adult_features(train: list, test: list, numeric) -> Tuple[np.ndarray, np.ndarray]:
+    """(X_train, X_test) of raw UCI Adult rows: the ``numeric`` columns standardised with the training file's
+    statistics, then the 8 categorical columns one-hot over the training file's categories (module docstring)."""
     categorical = [j for j in range(14) if j not in ADULT_NUMERIC]
     cats = {j: sorted({r[j] for r in train}) for j in categorical}  # the training file's categories
 
     def encode(rows):
-        num = np.array([[float(r[j]) for j in ADULT_NUMERIC] for r in rows])
+        num = np.array([[float(r[j]) for j in numeric] for r in rows])
         blocks = [num]
         for j in categorical:
             index = {c: i for i, c in enumerate(cats[j])}
@@ -102,14 +99,24 @@ def _adult(directory: str) -> Optional[Split]:
                 if k is not None:
                     block[i, k] = 1.0
             blocks.append(block)
-        y = np.array([1.0 if r[14].rstrip(".") == ">50K" else -1.0 for r in rows])
-        return np.hstack(blocks), y
+        return np.hstack(blocks)
 
-    (Xtr, ytr), (Xte, yte) = encode(train), encode(test)
-    k = len(ADULT_NUMERIC)
+    Xtr, Xte = encode(train), encode(test)
+    k = len(numeric)
     mu, sd = Xtr[:, :k].mean(axis=0), Xtr[:, :k].std(axis=0)
     Xtr[:, :k] = (Xtr[:, :k] - mu) / sd
     Xte[:, :k] = (Xte[:, :k] - mu) / sd
+    return Xtr, Xte
+
+
+def _adult(directory: str) -> Optional[Split]:
+    paths = [os.path.join(directory, "adult", f"adult.{part}.bz2") for part in ("data", "test")]
+    if not all(os.path.exists(p) for p in paths):
+        print(f"skipping adult: {paths[0]} not found", file=sys.stderr)
+        return None
+    train, test = (_adult_rows(p) for p in paths)
+    Xtr, Xte = adult_features(train, test, ADULT_NUMERIC)
+    ytr, yte = (np.array([1.0 if r[14].rstrip(".") == ">50K" else -1.0 for r in rows]) for rows in (train, test))
     return _unit_rows(Xtr), ytr, _unit_rows(Xte), yte
 
 

@@ -131,7 +131,7 @@ def test_adassp_is_reproducible_from_its_seed():
 def test_auto_clip_is_the_public_rule_and_reaches_the_solver():
     m = DPLinearRegression(target_range=(LO, HI), random_state=0, keep_diagnostics=True).fit(XR, YR)
     # c = R/2 with a target range (intercept_scaling="auto"): C = 0.25·√(1 + 0.25)
-    assert m.solver == "dp_gd" and m.clip_norm_ == pytest.approx(AUTO_CLIP_FRACTION * math.sqrt(1.25), rel=1e-15)
+    assert m.solver_ == "dp_gd" and m.clip_norm_ == pytest.approx(AUTO_CLIP_FRACTION * math.sqrt(1.25), rel=1e-15)
     assert m.result_.details["clip_norm"] == m.clip_norm_
     m = DPLinearRegression(target_range=(LO, HI), fit_intercept=False, data_norm_bound=2.0, random_state=0).fit(XR, YR)
     assert m.clip_norm_ == pytest.approx(AUTO_CLIP_FRACTION * 2.0, rel=1e-15) and m.intercept_ == (LO + HI) / 2
@@ -144,7 +144,7 @@ def test_auto_huber_delta_is_a_quarter_of_the_scaled_targets():
     from algorithms.estimators import AUTO_HUBER_DELTA
 
     m = DPHuberRegressor(target_range=(LO, HI), random_state=0, keep_diagnostics=True).fit(XR, YR)
-    assert m.solver == "dp_gd" and m.huber_delta_ == AUTO_HUBER_DELTA == 0.25
+    assert m.solver_ == "dp_gd" and m.huber_delta_ == AUTO_HUBER_DELTA == 0.25
     assert m.result_.details["clip_norm"] == pytest.approx(0.25 * math.sqrt(1.25), rel=1e-12)  # h·√(R² + c²), c = R/2
     assert DPHuberRegressor(epsilon=math.inf).fit(XR, YR).huber_delta_ == 1.0  # raw targets: no privacy only
     assert DPHuberRegressor(huber_delta=0.5, target_bound=10.0, random_state=0).fit(XR, YR).huber_delta_ == 0.5
