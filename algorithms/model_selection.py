@@ -53,7 +53,10 @@ __all__ = ["TUNE_DEFAULTS", "NoTuningRunWarning", "candidate_grid", "fit_tuned",
 
 #: Defaults of ``tune=True`` / ``tune=K`` (benchmarks/bench_auto.py --tune; RESULTS.md "Defaults, issue 24").
 TUNE_DEFAULTS = {"candidates": 5.0, "distribution": "truncated_negative_binomial", "shape": -0.5,
-                 "score_share": 0.2}
+                 "score_share": 0.2, "method": "release_best", "subsample": 1.0, "selection_share": 0.2}
+#: ``tune["method"]``: release the best tuning run itself, or retrain its configuration on all rows
+#: (:mod:`algorithms.tune_retrain`).
+TUNE_METHODS = ("release_best", "retrain")
 
 
 class NoTuningRunWarning(UserWarning):
@@ -221,6 +224,14 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
     warn_if_fixed_seed(est.random_state, type(est).__name__)
     rng = as_generator(est.random_state)
     X = est._clip_rows(X, fitting=True)
+    method = check_choice("tune method", opts["method"], TUNE_METHODS)
+    if method == "retrain":  # selection on a subsample, then one final run (algorithms.tune_retrain)
+        from .tune_retrain import fit_retrained
+
+        return fit_retrained(est, X, y, opts, rng)
+    if opts["subsample"] != TUNE_DEFAULTS["subsample"] or opts["selection_share"] != TUNE_DEFAULTS["selection_share"]:
+        raise ValueError("tune subsample and selection_share apply to method='retrain' only (method='release_best' "
+                         "releases the best tuning run itself, trained on all rows)")
     n, d = X.shape
     z0, zs = _calibrate(eps, est.delta, opts)
     event = tuning_event(z0, zs, opts["candidates"], opts["distribution"], opts["shape"])

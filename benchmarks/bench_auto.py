@@ -11,7 +11,9 @@ Modes (one table each, every fit in one process):
 ``--sweep``     every fixed solver with its defaults, the default ``DPLogisticRegression()`` ("auto") and the
                 majority class, per data set and ε; the closing table states, per (data set, ε), the best fixed
                 solver, the default's gap to it and whether the default ever lost to the majority class.
-``--tune``      ``DPLogisticRegression(tune=...)`` (private selection within the same total ε) against the default.
+``--tune``      ``DPLogisticRegression(tune=...)`` (private selection within the same total ε) against the default,
+                paired by seed (same split, same seed): mean, worst seed, the paired difference and its standard
+                error; ``--tune-options '{"method": "retrain"}'`` passes a tune= dict (JSON), default ``tune=True``.
 
 Usage: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_auto.py --sweep [--datasets a,b] [--eps 0.1,0.5,1,2]
 [--seeds 5] [--solvers ...]``.
@@ -101,12 +103,17 @@ def sweep(args) -> None:
 
 
 def tune(args) -> None:
-    """The default against ``tune=True`` (private selection inside the same total ε), per data set and ε."""
+    """The default against ``tune=`` (private selection inside the same total ε), per data set and ε: means, worst
+    seeds and the paired difference (same split and seed) with its standard error over seeds."""
+    import json
+
     from algorithms.estimators import DPLogisticRegression
 
-    print("| data | ε | default mean | default worst | tune= mean | tune= worst | tune= − default | tune= seeds "
-          "worse than majority | runs (mean) | one run's ε |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    options = json.loads(args.tune_options) if args.tune_options else True
+    print(f"tune={options!r}")
+    print("| data | ε | default mean | default worst | tune= mean | tune= worst | tune= − default (paired) | SE | "
+          "wins outside 2 SE | tune= seeds worse than majority | runs (mean) | selection ε |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets.split(","):
         data = splits(name, args.seeds)
         if data is None:
@@ -117,15 +124,18 @@ def tune(args) -> None:
             fits = []
 
             def make(s):
-                est = DPLogisticRegression(epsilon=eps, classes=[-1, 1], tune=True, random_state=s)
+                est = DPLogisticRegression(epsilon=eps, classes=[-1, 1], tune=options, random_state=s)
                 fits.append(est)
                 return est
 
             tuned, _ = errors(make, data, args.seeds)
+            diff = tuned - base
+            se = diff.std(ddof=1) / np.sqrt(args.seeds)
             runs = np.mean([f.tuning_["runs"] for f in fits])
+            sel = fits[0].tuning_["selection_epsilon"]
             print(f"| {name} | {eps:g} | {base.mean():.4f} | {base.max():.4f} | {tuned.mean():.4f} | {tuned.max():.4f} "
-                  f"| {tuned.mean() - base.mean():+.4f} | {int(np.sum(tuned > majs + 1e-12))} | {runs:.1f} | "
-                  f"{fits[0].tuning_['one_run_epsilon']:.3g} |", flush=True)
+                  f"| {diff.mean():+.4f} | {se:.4f} | {'yes' if diff.mean() < -2 * se else 'no'} | "
+                  f"{int(np.sum(tuned > majs + 1e-12))} | {runs:.1f} | {sel:.3g} |", flush=True)
 
 
 def main() -> None:
@@ -136,6 +146,7 @@ def main() -> None:
     p.add_argument("--solvers", default=",".join(FIXED))
     p.add_argument("--sweep", action="store_true")
     p.add_argument("--tune", action="store_true")
+    p.add_argument("--tune-options", default="", help="the tune= dict as JSON (default: tune=True)")
     args = p.parse_args()
     warnings.simplefilter("ignore")  # fixed seeds warn (benchmark only)
     if args.tune:
