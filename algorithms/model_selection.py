@@ -150,6 +150,19 @@ def _selection(event: Any) -> Any:
     return event if isinstance(event, RepeatAndSelectEvent) else event.events[0]
 
 
+def validated_selection(build: Any) -> Any:
+    """``build()`` (a selection event), its ``ValueError`` naming the estimator's parameter — tune's ``candidates``
+    (the selection's mean) or ``shape`` — instead of the event's."""
+    try:
+        return build()
+    except ValueError as exc:
+        message = str(exc)
+        for name, key in (("mean", "candidates"), ("shape", "shape")):
+            if message.startswith(f"{name} must"):
+                raise ValueError(f"tune {key}" + message[len(name):]) from None
+        raise
+
+
 def _calibrate(epsilon: float, delta: float, opts: Dict[str, Any]) -> Tuple[float, float]:
     """(z₀, z_s) with the whole tuned fit's ε ≤ ``epsilon`` (RDP accountant; :func:`tuning_event`, the
     fallback included): z is the run's whole μ² = 1/z², training 1 − f of it, the score f."""
@@ -163,14 +176,7 @@ def _calibrate(epsilon: float, delta: float, opts: Dict[str, Any]) -> Tuple[floa
         return tuning_event(z / math.sqrt(1.0 - f), z / math.sqrt(f), opts["candidates"], opts["distribution"],
                             opts["shape"])
 
-    try:
-        event(1.0)  # validate the selection's arguments first (ValueError naming them)
-    except ValueError as exc:  # name the estimator's parameter: tune's "candidates" (the mean) / "shape"
-        message = str(exc)
-        for name, key in (("mean", "candidates"), ("shape", "shape")):
-            if message.startswith(f"{name} must"):
-                raise ValueError(f"tune {key}" + message[len(name):]) from None
-        raise
+    validated_selection(lambda: event(1.0))
     try:
         z = calibrate(event, "noise_multiplier", epsilon, delta, lower=0.5, upper=2.0, increasing=False,
                       bounds=(MIN_NOISE_MULTIPLIER, 1e8), accountant="rdp").value

@@ -69,7 +69,7 @@ def test_retrain_privacy_includes_the_selection_recomputed_from_what_ran(spy):
     assert m.privacy_.epsilon == pytest.approx(total, rel=1e-9) and m.privacy_.epsilon <= 1.0
     assert m.privacy_.relation == "replace_one" and m.privacy_.delta == 1e-5
     assert sel > 0.1 and fin <= 0.8 and t["selection_epsilon"] == pytest.approx(sel, rel=1e-9)
-    assert t["chosen"] in tune_retrain.RETRAIN_GRID and m.score(X, y) > 0.6
+    assert t["chosen"] in tune_retrain.retrain_grid(4000, t["final_epsilon"]) and m.score(X, y) > 0.6
 
 
 def test_planted_bug_dropping_the_selection_is_caught(spy, monkeypatch):
@@ -148,18 +148,27 @@ def test_grid_rules_are_functions_of_public_quantities():
     assert base["steps"] == default_steps(10_000, 0.5) and base["momentum"] == 0.9 and base["intercept_scaling"] == 1.0
     long = tune_retrain.retrain_config(tune_retrain.RETRAIN_GRID[1], 10_000, 0.5, 1.0)
     assert long["steps"] == 2 * base["steps"]
-    few = tune_retrain.retrain_config(tune_retrain.RETRAIN_GRID[5], 398, 0.5, 1.0)
+    few = tune_retrain.retrain_config(tune_retrain.FEW_STEPS_GRID[0], 398, 0.5, 1.0)
     assert few["steps"] == math.ceil(398 * 0.5 / 130) and few["momentum"] == 0.0 and few["intercept_scaling"] == 0.5
+    # the few-step rule joins the grid only when the final run is in its regime (n * epsilon_final < 1000)
+    assert tune_retrain.retrain_grid(398, 0.8) == tune_retrain.RETRAIN_GRID + tune_retrain.FEW_STEPS_GRID
+    assert tune_retrain.retrain_grid(49_990, 0.4) == tune_retrain.RETRAIN_GRID
 
 
 @pytest.mark.parametrize("tune,match", [
     ({**TUNE, "subsample": 0.0}, "^tune subsample must be in"),
     ({**TUNE, "subsample": 1.5}, "^tune subsample must be in"),
-    ({**TUNE, "subsample": math.nan}, "^tune subsample must be in"),
+    ({**TUNE, "subsample": math.nan}, "^tune subsample must not be NaN"),
+    ({**TUNE, "subsample": "half"}, "^tune subsample must be a real number"),
+    ({**TUNE, "subsample": True}, "^tune subsample must be a real number"),
     ({**TUNE, "selection_share": 1.0}, "^tune selection_share must be in"),
     ({**TUNE, "selection_share": -0.1}, "^tune selection_share must be in"),
     ({"method": "bogus"}, "tune method"),
     ({"subsample": 0.5}, "apply to method='retrain' only"),
+    ({**TUNE, "candidates": 1e10}, "^tune candidates must be in"),
+    ({**TUNE, "distribution": "truncated_negative_binomial", "shape": -0.999999}, "^tune shape must be farther"),
+    ({**TUNE, "score_share": 1.0}, "^tune score_share must be in"),
+    ({**TUNE, "candidates": "five"}, "^tune candidates must be a real number"),
 ])
 def test_bad_retrain_options_are_value_errors(tune, match):
     X, y, _ = make_classification(300, 3, seed=0)
