@@ -625,9 +625,12 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         repeat-and-select over a public DP-GD grid centred on the ``solver="auto"`` rule's choice (and the
         constant predictor where the rule returns it), accounted by
         :mod:`dpcore.selection` (Papernot & Steinke 2022). ``True``: the defaults
-        ``{"candidates": 5, "distribution": "truncated_negative_binomial", "shape": -0.5, "score_share": 0.2}``;
-        a number: the mean number of runs; a dict overrides those keys. ``privacy_`` is then the whole
-        selection's guarantee and ``tuning_`` states the share of one run and of the selection.
+        ``{"candidates": 5, "distribution": "truncated_negative_binomial", "shape": -0.5, "score_share": 0.2,
+        "method": "release_best"}``; a number: the mean number of runs; a dict overrides those keys. ``privacy_``
+        is then the whole selection's guarantee and ``tuning_`` states the share of one run and of the selection.
+        ``"method": "retrain"`` (:mod:`algorithms.tune_retrain`, Koskela & Kulkarni 2023): the selection runs at
+        the share ``"selection_share"`` (0.2) of ε on a fraction ``"subsample"`` ∈ (0, 1] (1.0) of the rows, and the
+        chosen configuration is trained once on all rows at the rest; ``privacy_`` is their basic composition.
     """
 
     _loss = "logistic"

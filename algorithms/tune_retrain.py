@@ -27,6 +27,13 @@ with the final run.
    distribution K = 0 is possible; the selection then outputs nothing and the final run trains the public
    fallback configuration (DP-GD's defaults, ``RETRAIN_GRID[0]``) — no extra release, the same final budget.
 
+**Too little data to tune**: when the calibrated score noise z_s/m (public: n, ε, δ and the options) exceeds
+:data:`SCORE_NOISE_LIMIT` — or no noise multiplier meets the selection's share at all (its floor: the
+log E[K]/(λ − 1) term of Papernot & Steinke's bounds does not shrink with the noise; ε = 0.1 at the defaults) —
+no selection can tell the candidates apart; nothing of steps 2–4 runs and the fit is the
+untuned one (``solver`` as given, the rule for ``"auto"``) at the whole (ε, δ), with one
+:class:`TuningSkippedWarning` (its text: public quantities only).
+
 **Accounting of the whole** (``privacy_``): the adaptive basic composition (Dwork, Rothblum & Vadhan 2010) of the
 selection's (ε_sel′, δ_sel) — its own RDP → (ε, δ) bound, ε_sel′ ≤ ε_sel — and the final run's reported
 (ε_fin′, δ_fin′): ``ComposedEvent([ApproxDpEvent(ε_sel′, δ_sel), ApproxDpEvent(ε_fin′, δ_fin′)])`` under the
@@ -39,12 +46,12 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
 __all__ = ["RETRAIN_GRID", "FEW_STEPS_GRID", "retrain_grid", "retrain_config", "selection_budget", "subsample_size",
-           "subsample_selection_event", "whole_privacy", "fit_retrained"]
+           "subsample_selection_event", "whole_privacy", "fit_retrained", "SCORE_NOISE_LIMIT", "TuningSkippedWarning"]
 
 #: The public grid of configurations, each a rule of (rows, ε) (:func:`retrain_config`): DP-GD's defaults (the
 #: fallback) and their variants — twice / half the steps, a ridge 10× weaker. Chosen on ijcnn1 and breast_cancer
@@ -62,6 +69,17 @@ FEW_STEPS_GRID: Tuple[Dict[str, Any], ...] = (
     {"rule": "few_steps", "steps": 1.0, "step": 1.0, "ridge": 0.0},
     {"rule": "few_steps", "steps": 2.0, "step": 1.0, "ridge": 0.0},
 )
+
+
+#: Largest standard deviation of a tuning run's noisy accuracy (z_s/m, a fraction of the subsample) at which the
+#: selection runs; above it the fit is the untuned one at the whole ε, with a :class:`TuningSkippedWarning`. Chosen on
+#: breast_cancer and digits (z_s/m = 0.03–0.3 at ε = 0.5–2: tune lost up to 0.04 there; ijcnn1: 0.002–0.005).
+SCORE_NOISE_LIMIT = 0.01
+
+
+class TuningSkippedWarning(UserWarning):
+    """``tune={"method": "retrain"}`` found (from public quantities only) that its selection's score noise would be
+    above :data:`SCORE_NOISE_LIMIT`: the fit is the untuned one, at the whole ε."""
 
 
 def retrain_grid(n: int, final_epsilon: float) -> Tuple[Dict[str, Any], ...]:
@@ -150,10 +168,12 @@ CALIBRATION_ORDERS = np.array([2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32,
 
 @functools.lru_cache(maxsize=64)
 def _calibrated(eps_sel: float, delta_sel: float, candidates: float, distribution: str, shape: Any,
-                score_share: float, batch: int, n: int) -> Tuple[float, float, Any]:
-    """(z₀, z_s, the selection's ``PrivacyResult``) at (ε_sel, δ_sel): the least run multiplier z (μ² = 1/z² split
+                score_share: float, batch: int, n: int) -> Optional[Tuple[float, float, Any]]:
+    """(z₀, z_s, the selection's ``PrivacyResult``) at (ε_sel, δ_sel), or None when no multiplier up to 1e8 meets
+    ε_sel: the least run multiplier z (μ² = 1/z² split
     1 − f : f between training and score) whose selection meets ε_sel on :data:`CALIBRATION_ORDERS`, by bisection in
-    log z to a relative 1e-4 on the safe side. Public arguments only, so cached across fits."""
+    log z to a relative 1e-4 on the safe side; the selection's reported result is certified (dpcore's mpmath
+    recomputation, ``certify=True``). Public arguments only, so cached across fits."""
     import dpcore
 
     f = score_share
@@ -170,16 +190,14 @@ def _calibrated(eps_sel: float, delta_sel: float, candidates: float, distributio
     lo, hi = 0.5, 2.0
     while not meets(hi):
         lo, hi = hi, hi * 4.0
-        if hi > 1e8:
-            raise ValueError(f"epsilon is too small for tune's selection: its share {eps_sel!r} at delta {delta_sel!r} "
-                             f"is not met by any noise multiplier up to 1e8 with {candidates:g} runs on average "
-                             f"({distribution}); raise epsilon or selection_share, or lower the tune candidates")
+        if hi > 1e8:  # below the selection's floor (its log E[K]/(λ − 1) term does not shrink with the noise)
+            return None
     while lo > 1e-3 and meets(lo):
         hi, lo = lo, lo / 4.0
     while hi / lo > 1.0 + 1e-4:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if meets(mid) else (mid, hi)
-    selection = dpcore.get_epsilon(event(hi), delta_sel, accountant="rdp")
+    selection = dpcore.get_epsilon(event(hi), delta_sel, accountant="rdp", certify=True)  # mpmath recomputation
     if not selection.epsilon <= eps_sel:  # the default grid contains the calibration's orders: never expected
         raise ArithmeticError(f"the calibrated selection reports {selection.epsilon!r} > its share {eps_sel!r}")
     return hi / math.sqrt(1.0 - f), hi / math.sqrt(f), selection
@@ -219,6 +237,25 @@ def _score(model: Any, X: Any, y: np.ndarray) -> float:
     return float(np.sum(np.where(X @ model.coef_ + model.intercept_ > 0, 1.0, -1.0) == y))
 
 
+def _fit_untuned(est: Any, X: Any, y: np.ndarray, score_noise: float) -> Any:
+    """The fit without tuning (``solver`` as given, the whole ε), with one :class:`TuningSkippedWarning`."""
+    from .auto_solver import fit_auto
+
+    why = (f"the tuning runs' noisy accuracy would have noise of standard deviation {score_noise:.3g} (above "
+           f"{SCORE_NOISE_LIMIT:g}), too much to tell the candidates apart" if math.isfinite(score_noise) else
+           "no noise meets the selection's share of epsilon (below the floor of its log E[K] term)")
+    warnings.warn(f"{type(est).__name__}(tune={{'method': 'retrain'}}): at n = {X.shape[0]} rows and epsilon = "
+                  f"{est.epsilon:g} {why}; no selection ran and the whole epsilon went to the untuned fit "
+                  f"(solver={est.solver!r})", TuningSkippedWarning, stacklevel=4)
+    if est.solver == "auto":
+        fit_auto(est, X, y)
+    else:
+        est._fit_weights(X, y, {}, {})
+    est.tuning_ = {"method": "retrain", "skipped": True, "score_noise": score_noise, "runs": 0,
+                   "selection_epsilon": 0.0, "final_epsilon": est.privacy_.epsilon}
+    return est
+
+
 def fit_retrained(est: Any, X: Any, y: np.ndarray, opts: Dict[str, Any], rng: np.random.Generator) -> Any:
     """Fit ``est`` by the module docstring's algorithm on mapped rows ``X`` (a Design) and ±1 labels ``y``."""
     import dpcore
@@ -245,8 +282,11 @@ def fit_retrained(est: Any, X: Any, y: np.ndarray, opts: Dict[str, Any], rng: np
     shape = None if opts["shape"] is None else _as_real("tune shape", opts["shape"])
     validated_selection(lambda: subsample_selection_event(1.0, 1.0, opts["candidates"], opts["distribution"], shape,
                                                           m, n))
-    z0, zs, sel = _calibrated(eps_sel, delta_sel, _as_real("tune candidates", opts["candidates"]),
-                              opts["distribution"], shape, _as_real("tune score_share", opts["score_share"]), m, n)
+    calibrated = _calibrated(eps_sel, delta_sel, _as_real("tune candidates", opts["candidates"]),
+                             opts["distribution"], shape, _as_real("tune score_share", opts["score_share"]), m, n)
+    if calibrated is None or calibrated[1] / m > SCORE_NOISE_LIMIT:  # public (n, ε, δ, options): the selection
+        return _fit_untuned(est, X, y, math.inf if calibrated is None else calibrated[1] / m)  # could tell nothing
+    z0, zs, sel = calibrated
     selection_ev = subsample_selection_event(z0, zs, opts["candidates"], opts["distribution"], shape, m, n)
     repeat = selection_ev if m == n else selection_ev.event
     run_eps = dpcore.get_epsilon(GaussianEvent(z0, "replace_one"), est.delta).epsilon  # public: ε, δ, opts
@@ -296,6 +336,7 @@ def fit_retrained(est: Any, X: Any, y: np.ndarray, opts: Dict[str, Any], rng: np
         "chosen_params": cfg, "subsample_rows": m, "run_training_epsilon": run_eps,
         "noisy_accuracy": score / m if runs else None, "noise_multiplier": z0, "score_noise_multiplier": zs,
         "score_share": opts["score_share"], "selection_epsilon": sel.epsilon, "selection_delta": delta_sel,
+        "selection_certified": sel.certified,
         "final_epsilon": fin.epsilon, "final_delta": fin.delta,
         "analysis": "subsampled repeat-and-select (Papernot & Steinke 2022 in Wang-Balle-Kasiviswanathan 2019 "
                     "Thm 9, RDP) composed with the final DP-GD run by basic composition (Koskela et al. 2023)",

@@ -23,6 +23,13 @@ pytestmark = pytest.mark.filterwarnings("ignore::algorithms.DeterministicSeedWar
 TUNE = {"method": "retrain", "subsample": 0.25, "selection_share": 0.2}
 
 
+@pytest.fixture(autouse=True)
+def always_select(monkeypatch):
+    """These small test sets are below the score-noise limit at which the selection runs; the accounting tests make
+    it run anyway (the limit itself: test_too_little_data_skips_the_selection_and_fits_the_default)."""
+    monkeypatch.setattr(tune_retrain, "SCORE_NOISE_LIMIT", math.inf)
+
+
 @pytest.fixture
 def spy(monkeypatch):
     """Record every weight fit of the estimator class: rows seen, ε / noise multiplier asked for, event that ran."""
@@ -69,6 +76,7 @@ def test_retrain_privacy_includes_the_selection_recomputed_from_what_ran(spy):
     assert m.privacy_.epsilon == pytest.approx(total, rel=1e-9) and m.privacy_.epsilon <= 1.0
     assert m.privacy_.relation == "replace_one" and m.privacy_.delta == 1e-5
     assert sel > 0.1 and fin <= 0.8 and t["selection_epsilon"] == pytest.approx(sel, rel=1e-9)
+    assert t["selection_certified"]
     assert t["chosen"] in tune_retrain.retrain_grid(4000, t["final_epsilon"]) and m.score(X, y) > 0.6
 
 
@@ -180,3 +188,47 @@ def test_retrain_needs_positive_delta():
     X, y, _ = make_classification(300, 3, seed=0)
     with pytest.raises(ValueError, match="tune needs delta"):
         DPLogisticRegression(epsilon=1.0, delta=0.0, classes=[-1, 1], tune=TUNE, random_state=0).fit(X, y)
+
+
+def test_subsampled_selection_rdp_matches_wbk_theorem_9_in_mpmath():
+    """The accounted selection at integer orders against Wang-Balle-Kasiviswanathan 2019 Thm 9 recomputed in mpmath
+    (50 digits) from the selection's own RDP curve: the fast value is an upper bound within 1e-9 of it (or the
+    unsampled curve, never above); and the reported selection epsilon is certified by dpcore (certify=True)."""
+    import mpmath
+
+    n, m = 1000, 250
+    event = tune_retrain.subsample_selection_event(10.0, 20.0, 5.0, "truncated_negative_binomial", -0.5, m, n)
+    inner = event.event
+    orders = np.array([2.0, 3.0, 8.0, 20.0])
+    fast = dpcore.compute_rdp(event, orders)
+    base = dpcore.compute_rdp(inner, np.arange(2.0, 21.0))
+    with mpmath.workdps(50):
+        g = mpmath.mpf(m) / n
+        for a, value in zip(orders.astype(int), fast):
+            eps = {j: mpmath.mpf(float(base[j - 2])) for j in range(2, a + 1)}
+            total = 1 + g**2 * mpmath.binomial(a, 2) * min(4 * (mpmath.exp(eps[2]) - 1), 2 * mpmath.exp(eps[2]))
+            total += sum(2 * g**j * mpmath.binomial(a, j) * mpmath.exp((j - 1) * eps[j]) for j in range(3, a + 1))
+            exact = min(mpmath.log(total) / (a - 1), eps[a])
+            assert value >= exact * (1 - 1e-15) and value == pytest.approx(float(exact), rel=1e-9)
+    assert dpcore.compute_rdp(event, orders).max() < dpcore.compute_rdp(inner, orders).max()  # amplified at q = 1/4
+    assert dpcore.get_epsilon(event, 5e-6, accountant="rdp", certify=True).certified
+
+
+def test_too_little_data_skips_the_selection_and_fits_the_default(monkeypatch):
+    """Public rule: score noise z_s/m above SCORE_NOISE_LIMIT (here n = 500, epsilon = 1: about 0.12) -> no selection,
+    one warning from public quantities, and exactly the default fit at the whole epsilon (same seed, same model)."""
+    monkeypatch.setattr(tune_retrain, "SCORE_NOISE_LIMIT", 0.01)
+    X, y, _ = make_classification(500, 4, seed=4)
+    with pytest.warns(tune_retrain.TuningSkippedWarning, match=r"n = 500 rows and epsilon = 1 .* standard deviation"):
+        m = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune={"method": "retrain"}, random_state=5).fit(X, y)
+    default = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], random_state=5).fit(X, y)
+    assert m.tuning_["skipped"] and m.tuning_["score_noise"] > 0.01 and m.tuning_["runs"] == 0
+    assert np.array_equal(m.coef_, default.coef_) and m.privacy_ == default.privacy_ and m.solver_ == default.solver_
+
+
+def test_epsilon_below_the_selections_floor_skips_it_too():
+    """epsilon = 0.1: the selection's share 0.02 is below its floor (no noise meets it) -> the untuned fit, warned."""
+    X, y, _ = make_classification(500, 4, seed=4)
+    with pytest.warns(tune_retrain.TuningSkippedWarning, match="below the floor"):
+        m = DPLogisticRegression(epsilon=0.1, classes=[-1, 1], tune={"method": "retrain"}, random_state=5).fit(X, y)
+    assert m.tuning_["skipped"] and m.tuning_["score_noise"] == math.inf and m.privacy_.epsilon <= 0.1
