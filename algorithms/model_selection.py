@@ -208,6 +208,26 @@ def _check_curve(event: Any, reference: Any) -> None:
         raise ArithmeticError("a tuning candidate released more than the run's planned privacy curve")
 
 
+def run_candidate(est: Any, X: Any, y: np.ndarray, config: Dict[str, Any], noise_multiplier: float,
+                  rng: np.random.Generator) -> Any:
+    """One tuning run: a fitted copy of ``est`` by DP-GD with ``config`` (``steps, learning_rate, momentum, alpha,
+    intercept_scaling``) and noise multiplier z₀·√T per step — T steps compose to one Gaussian of multiplier z₀
+    (``noise_multiplier``) — its event checked against that curve (:func:`_check_curve`)."""
+    from dpcore.events import GaussianEvent
+
+    from .auto_solver import fitted_copy
+
+    inner = fitted_copy(est, solver="dp_gd", epsilon=None, alpha=config["alpha"],
+                        intercept_scaling=config["intercept_scaling"],
+                        solver_params={"steps": config["steps"], "learning_rate": config["learning_rate"],
+                                       "momentum": config["momentum"],
+                                       "noise_multiplier": noise_multiplier * math.sqrt(config["steps"])},
+                        random_state=rng)
+    inner._fit_weights(X, y, {}, {})
+    _check_curve(inner._privacy_event, GaussianEvent(noise_multiplier, "replace_one"))
+    return inner
+
+
 def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
     """Fit ``est`` (``tune`` set) on rows ``X`` and ±1 labels ``y`` by private selection; sets ``coef_``,
     ``intercept_``, ``privacy_`` (the whole selection), ``tuning_`` and ``solver_``."""
@@ -215,7 +235,7 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
     from dpcore.events import GaussianEvent
 
     from ._solver_common import as_generator
-    from .auto_solver import adopt, fitted_copy
+    from .auto_solver import adopt
     from .seeding import warn_if_fixed_seed
 
     opts = _options(est.tune)
@@ -252,15 +272,7 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
             w, b = np.zeros(d), _noisy_constant(y, z0, rng)
             model = (w, b)
         else:
-            inner = fitted_copy(est, solver="dp_gd", epsilon=None, alpha=cand["alpha"],
-                                intercept_scaling=cand["intercept_scaling"],
-                                solver_params={"steps": cand["steps"], "learning_rate": cand["learning_rate"],
-                                               "momentum": cand["momentum"],
-                                               "noise_multiplier": z0 * math.sqrt(cand["steps"])},
-                                random_state=rng)
-            inner._fit_weights(X, y, {}, {})
-            _check_curve(inner._privacy_event, GaussianEvent(z0, "replace_one"))
-            model = inner
+            inner = model = run_candidate(est, X, y, cand, z0, rng)
             w, b = inner.coef_, inner.intercept_
         correct = float(np.sum(np.where(X @ w + b > 0, 1.0, -1.0) == y))
         score = correct + float(rng.normal(0.0, zs))  # sensitivity 1 under replace-one

@@ -262,7 +262,7 @@ def fit_retrained(est: Any, X: Any, y: np.ndarray, opts: Dict[str, Any], rng: np
     from dpcore.events import GaussianEvent
 
     from .auto_solver import adopt, fitted_copy
-    from .model_selection import NoTuningRunWarning, _check_curve, validated_selection
+    from .model_selection import NoTuningRunWarning, run_candidate, validated_selection
 
     from dpcore._validation import _as_real
 
@@ -298,14 +298,7 @@ def fit_retrained(est: Any, X: Any, y: np.ndarray, opts: Dict[str, Any], rng: np
     for _ in range(runs):
         spec = grid[int(rng.integers(len(grid)))]
         cfg = retrain_config(spec, m, run_eps, R)
-        inner = fitted_copy(est, solver="dp_gd", epsilon=None, alpha=cfg["alpha"],
-                            intercept_scaling=cfg["intercept_scaling"],
-                            solver_params={"steps": cfg["steps"], "learning_rate": cfg["learning_rate"],
-                                           "momentum": cfg["momentum"],
-                                           "noise_multiplier": z0 * math.sqrt(cfg["steps"])},
-                            random_state=rng)
-        inner._fit_weights(Xs, ys, {}, {})
-        _check_curve(inner._privacy_event, GaussianEvent(z0, "replace_one"))
+        inner = run_candidate(est, Xs, ys, cfg, z0, rng)
         score = _score(inner, Xs, ys) + float(rng.normal(0.0, zs))
         if score > best[0]:
             best = (score, spec)

@@ -134,7 +134,11 @@ def tune(args) -> None:
                     fits.append(est)
                     return est
 
-                tuned, _ = errors(make, data, args.seeds)
+                try:
+                    tuned, _ = errors(make, data, args.seeds)
+                except ValueError as exc:  # reported, never hidden (e.g. ε below the selection's floor)
+                    print(f"| {name} | {eps:g} | {i} | {base.mean():.4f} | {base.max():.4f} | error: {exc} |", flush=True)
+                    continue
                 diff = tuned - base
                 se = diff.std(ddof=1) / np.sqrt(args.seeds)
                 runs = np.mean([f.tuning_["runs"] for f in fits])
