@@ -1,5 +1,9 @@
 """``DPLogisticRegression(tune=...)``: private hyper-parameter selection inside the user's ε, accounted.
 
+Two methods (``tune["method"]``): ``"retrain"`` (the default; :mod:`algorithms.tune_retrain`) selects a
+configuration at a share of ε and trains it once on all rows; ``"release_best"`` (this module) releases the best
+tuning run itself, as follows.
+
 Repeat-and-select (Liu & Talwar 2019; Papernot & Steinke 2022 — :mod:`dpcore.selection`): the number of
 runs K is drawn from a public distribution; each run picks one candidate of a public grid at random
 (its own randomness), trains it, and releases its number of correctly classified training records
@@ -53,9 +57,10 @@ __all__ = ["TUNE_DEFAULTS", "NoTuningRunWarning", "candidate_grid", "fit_tuned",
 
 #: Defaults of ``tune=True`` / ``tune=K`` (benchmarks/bench_auto.py --tune; RESULTS.md "Defaults, issue 24").
 TUNE_DEFAULTS = {"candidates": 5.0, "distribution": "truncated_negative_binomial", "shape": -0.5,
-                 "score_share": 0.2, "method": "release_best", "subsample": 1.0, "selection_share": 0.2}
-#: ``tune["method"]``: release the best tuning run itself, or retrain its configuration on all rows
-#: (:mod:`algorithms.tune_retrain`).
+                 "score_share": 0.2, "method": "retrain", "subsample": 1.0, "selection_share": 0.2}
+#: ``tune["method"]``: retrain the chosen configuration on all rows (:mod:`algorithms.tune_retrain`; the default
+#: since it lost less than release_best on a9a / Adult / digits and never loses where it skips the selection), or
+#: release the best tuning run itself (this module).
 TUNE_METHODS = ("release_best", "retrain")
 
 

@@ -172,7 +172,7 @@ def test_grid_rules_are_functions_of_public_quantities():
     ({**TUNE, "selection_share": 1.0}, "^tune selection_share must be in"),
     ({**TUNE, "selection_share": -0.1}, "^tune selection_share must be in"),
     ({"method": "bogus"}, "tune method"),
-    ({"subsample": 0.5}, "apply to method='retrain' only"),
+    ({"method": "release_best", "subsample": 0.5}, "apply to method='retrain' only"),
     ({**TUNE, "candidates": 1e10}, "^tune candidates must be in"),
     ({**TUNE, "distribution": "truncated_negative_binomial", "shape": -0.999999}, "^tune shape must be farther"),
     ({**TUNE, "score_share": 1.0}, "^tune score_share must be in"),
@@ -182,6 +182,12 @@ def test_bad_retrain_options_are_value_errors(tune, match):
     X, y, _ = make_classification(300, 3, seed=0)
     with pytest.raises(ValueError, match=match):
         DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune=tune, random_state=0).fit(X, y)
+
+
+def test_retrain_is_the_default_of_tune_true():
+    from algorithms.model_selection import TUNE_DEFAULTS
+
+    assert TUNE_DEFAULTS["method"] == "retrain" and TUNE_DEFAULTS["subsample"] == 1.0
 
 
 def test_retrain_needs_positive_delta():
