@@ -246,7 +246,7 @@ def _fit_untuned(est: Any, X: Any, y: np.ndarray, score_noise: float) -> Any:
            "no noise meets the selection's share of epsilon (below the floor of its log E[K] term)")
     warnings.warn(f"{type(est).__name__}(tune={{'method': 'retrain'}}): at n = {X.shape[0]} rows and epsilon = "
                   f"{est.epsilon:g} {why}; no selection ran and the whole epsilon went to the untuned fit "
-                  f"(solver={est.solver!r})", TuningSkippedWarning, stacklevel=4)
+                  f"(solver={est.solver!r})", TuningSkippedWarning, stacklevel=5)
     if est.solver == "auto":
         fit_auto(est, X, y)
     else:
