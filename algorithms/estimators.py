@@ -621,13 +621,16 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
         ``n_gradient_evaluations_`` — diagnostics computed on the raw data. Default False: only
         ``coef_``, ``intercept_`` and ``privacy_`` are stored.
     tune : None, True, float or dict
-        Opt-in private hyper-parameter selection within ``epsilon`` (:mod:`algorithms.model_selection`):
-        repeat-and-select over a public DP-GD grid centred on the ``solver="auto"`` rule's choice (and the
-        constant predictor where the rule returns it), accounted by
-        :mod:`dpcore.selection` (Papernot & Steinke 2022). ``True``: the defaults
-        ``{"candidates": 5, "distribution": "truncated_negative_binomial", "shape": -0.5, "score_share": 0.2}``;
-        a number: the mean number of runs; a dict overrides those keys. ``privacy_`` is then the whole
-        selection's guarantee and ``tuning_`` states the share of one run and of the selection.
+        Opt-in private hyper-parameter selection within ``epsilon``, accounted by :mod:`dpcore.selection`
+        (Papernot & Steinke 2022). ``True``: the defaults ``{"method": "retrain", "selection_share": 0.2,
+        "subsample": 1.0, "candidates": 5, "distribution": "truncated_negative_binomial", "shape": -0.5,
+        "score_share": 0.2}``; a number: the mean number of runs; a dict overrides those keys.
+        ``"retrain"`` (:mod:`algorithms.tune_retrain`, Koskela & Kulkarni 2023): repeat-and-select over a public
+        grid of DP-GD rules at the share ``selection_share`` of ε on a fraction ``subsample`` of the rows, then the
+        chosen rule trained once on all rows at the rest; ``privacy_`` is their basic composition; no selection
+        (one ``TuningSkippedWarning``, the whole ε to the untuned fit) where its score noise would exceed 1 % of
+        the rows. ``"release_best"`` (:mod:`algorithms.model_selection`): the best tuning run over a DP-GD grid
+        centred on the ``solver="auto"`` rule's choice is the model. ``tuning_`` states the shares.
     """
 
     _loss = "logistic"

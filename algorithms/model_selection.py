@@ -1,5 +1,9 @@
 """``DPLogisticRegression(tune=...)``: private hyper-parameter selection inside the user's ε, accounted.
 
+Two methods (``tune["method"]``): ``"retrain"`` (the default; :mod:`algorithms.tune_retrain`) selects a
+configuration at a share of ε and trains it once on all rows; ``"release_best"`` (this module) releases the best
+tuning run itself, as follows.
+
 Repeat-and-select (Liu & Talwar 2019; Papernot & Steinke 2022 — :mod:`dpcore.selection`): the number of
 runs K is drawn from a public distribution; each run picks one candidate of a public grid at random
 (its own randomness), trains it, and releases its number of correctly classified training records
@@ -53,7 +57,11 @@ __all__ = ["TUNE_DEFAULTS", "NoTuningRunWarning", "candidate_grid", "fit_tuned",
 
 #: Defaults of ``tune=True`` / ``tune=K`` (benchmarks/bench_auto.py --tune; RESULTS.md "Defaults, issue 24").
 TUNE_DEFAULTS = {"candidates": 5.0, "distribution": "truncated_negative_binomial", "shape": -0.5,
-                 "score_share": 0.2}
+                 "score_share": 0.2, "method": "retrain", "subsample": 1.0, "selection_share": 0.2}
+#: ``tune["method"]``: retrain the chosen configuration on all rows (:mod:`algorithms.tune_retrain`; the default
+#: since it lost less than release_best on a9a / Adult / digits and never loses where it skips the selection), or
+#: release the best tuning run itself (this module).
+TUNE_METHODS = ("release_best", "retrain")
 
 
 class NoTuningRunWarning(UserWarning):
@@ -147,6 +155,19 @@ def _selection(event: Any) -> Any:
     return event if isinstance(event, RepeatAndSelectEvent) else event.events[0]
 
 
+def validated_selection(build: Any) -> Any:
+    """``build()`` (a selection event), its ``ValueError`` naming the estimator's parameter — tune's ``candidates``
+    (the selection's mean) or ``shape`` — instead of the event's."""
+    try:
+        return build()
+    except ValueError as exc:
+        message = str(exc)
+        for name, key in (("mean", "candidates"), ("shape", "shape")):
+            if message.startswith(f"{name} must"):
+                raise ValueError(f"tune {key}" + message[len(name):]) from None
+        raise
+
+
 def _calibrate(epsilon: float, delta: float, opts: Dict[str, Any]) -> Tuple[float, float]:
     """(z₀, z_s) with the whole tuned fit's ε ≤ ``epsilon`` (RDP accountant; :func:`tuning_event`, the
     fallback included): z is the run's whole μ² = 1/z², training 1 − f of it, the score f."""
@@ -160,14 +181,7 @@ def _calibrate(epsilon: float, delta: float, opts: Dict[str, Any]) -> Tuple[floa
         return tuning_event(z / math.sqrt(1.0 - f), z / math.sqrt(f), opts["candidates"], opts["distribution"],
                             opts["shape"])
 
-    try:
-        event(1.0)  # validate the selection's arguments first (ValueError naming them)
-    except ValueError as exc:  # name the estimator's parameter: tune's "candidates" (the mean) / "shape"
-        message = str(exc)
-        for name, key in (("mean", "candidates"), ("shape", "shape")):
-            if message.startswith(f"{name} must"):
-                raise ValueError(f"tune {key}" + message[len(name):]) from None
-        raise
+    validated_selection(lambda: event(1.0))
     try:
         z = calibrate(event, "noise_multiplier", epsilon, delta, lower=0.5, upper=2.0, increasing=False,
                       bounds=(MIN_NOISE_MULTIPLIER, 1e8), accountant="rdp").value
@@ -199,6 +213,26 @@ def _check_curve(event: Any, reference: Any) -> None:
         raise ArithmeticError("a tuning candidate released more than the run's planned privacy curve")
 
 
+def run_candidate(est: Any, X: Any, y: np.ndarray, config: Dict[str, Any], noise_multiplier: float,
+                  rng: np.random.Generator) -> Any:
+    """One tuning run: a fitted copy of ``est`` by DP-GD with ``config`` (``steps, learning_rate, momentum, alpha,
+    intercept_scaling``) and noise multiplier z₀·√T per step — T steps compose to one Gaussian of multiplier z₀
+    (``noise_multiplier``) — its event checked against that curve (:func:`_check_curve`)."""
+    from dpcore.events import GaussianEvent
+
+    from .auto_solver import fitted_copy
+
+    inner = fitted_copy(est, solver="dp_gd", epsilon=None, alpha=config["alpha"],
+                        intercept_scaling=config["intercept_scaling"],
+                        solver_params={"steps": config["steps"], "learning_rate": config["learning_rate"],
+                                       "momentum": config["momentum"],
+                                       "noise_multiplier": noise_multiplier * math.sqrt(config["steps"])},
+                        random_state=rng)
+    inner._fit_weights(X, y, {}, {})
+    _check_curve(inner._privacy_event, GaussianEvent(noise_multiplier, "replace_one"))
+    return inner
+
+
 def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
     """Fit ``est`` (``tune`` set) on rows ``X`` and ±1 labels ``y`` by private selection; sets ``coef_``,
     ``intercept_``, ``privacy_`` (the whole selection), ``tuning_`` and ``solver_``."""
@@ -206,7 +240,7 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
     from dpcore.events import GaussianEvent
 
     from ._solver_common import as_generator
-    from .auto_solver import adopt, fitted_copy
+    from .auto_solver import adopt
     from .seeding import warn_if_fixed_seed
 
     opts = _options(est.tune)
@@ -221,6 +255,14 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
     warn_if_fixed_seed(est.random_state, type(est).__name__)
     rng = as_generator(est.random_state)
     X = est._clip_rows(X, fitting=True)
+    method = check_choice("tune method", opts["method"], TUNE_METHODS)
+    if method == "retrain":  # selection on a subsample, then one final run (algorithms.tune_retrain)
+        from .tune_retrain import fit_retrained
+
+        return fit_retrained(est, X, y, opts, rng)
+    if opts["subsample"] != TUNE_DEFAULTS["subsample"] or opts["selection_share"] != TUNE_DEFAULTS["selection_share"]:
+        raise ValueError("tune subsample and selection_share apply to method='retrain' only (method='release_best' "
+                         "releases the best tuning run itself, trained on all rows)")
     n, d = X.shape
     z0, zs = _calibrate(eps, est.delta, opts)
     event = tuning_event(z0, zs, opts["candidates"], opts["distribution"], opts["shape"])
@@ -235,15 +277,7 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
             w, b = np.zeros(d), _noisy_constant(y, z0, rng)
             model = (w, b)
         else:
-            inner = fitted_copy(est, solver="dp_gd", epsilon=None, alpha=cand["alpha"],
-                                intercept_scaling=cand["intercept_scaling"],
-                                solver_params={"steps": cand["steps"], "learning_rate": cand["learning_rate"],
-                                               "momentum": cand["momentum"],
-                                               "noise_multiplier": z0 * math.sqrt(cand["steps"])},
-                                random_state=rng)
-            inner._fit_weights(X, y, {}, {})
-            _check_curve(inner._privacy_event, GaussianEvent(z0, "replace_one"))
-            model = inner
+            inner = model = run_candidate(est, X, y, cand, z0, rng)
             w, b = inner.coef_, inner.intercept_
         correct = float(np.sum(np.where(X @ w + b > 0, 1.0, -1.0) == y))
         score = correct + float(rng.normal(0.0, zs))  # sensitivity 1 under replace-one

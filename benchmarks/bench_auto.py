@@ -11,7 +11,10 @@ Modes (one table each, every fit in one process):
 ``--sweep``     every fixed solver with its defaults, the default ``DPLogisticRegression()`` ("auto") and the
                 majority class, per data set and ε; the closing table states, per (data set, ε), the best fixed
                 solver, the default's gap to it and whether the default ever lost to the majority class.
-``--tune``      ``DPLogisticRegression(tune=...)`` (private selection within the same total ε) against the default.
+``--tune``      ``DPLogisticRegression(tune=...)`` (private selection within the same total ε) against the default,
+                paired by seed (same split, same seed): mean, worst seed, the paired difference and its standard
+                error; ``--tune-options '[{"method": "retrain"}, true]'`` compares tune= settings (JSON; default ``tune=True``)
+                against the same default fits.
 
 Usage: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_auto.py --sweep [--datasets a,b] [--eps 0.1,0.5,1,2]
 [--seeds 5] [--solvers ...]``.
@@ -101,12 +104,21 @@ def sweep(args) -> None:
 
 
 def tune(args) -> None:
-    """The default against ``tune=True`` (private selection inside the same total ε), per data set and ε."""
+    """The default against ``tune=`` (private selection inside the same total ε), per data set and ε: means, worst
+    seeds and the paired difference (same split and seed) with its standard error over seeds; one row per tune=
+    setting of ``--tune-options`` (a JSON dict or list of dicts; default ``tune=True``), all against the same
+    default fits."""
+    import json
+
     from algorithms.estimators import DPLogisticRegression
 
-    print("| data | ε | default mean | default worst | tune= mean | tune= worst | tune= − default | tune= seeds "
-          "worse than majority | runs (mean) | one run's ε |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    options = json.loads(args.tune_options) if args.tune_options else True
+    settings = options if isinstance(options, list) else [options]
+    for i, opt in enumerate(settings):
+        print(f"tune setting {i}: tune={opt!r}")
+    print("| data | ε | setting | default mean | default worst | tune= mean | tune= worst | tune= − default (paired) "
+          "| SE | win outside 2 SE | tune= seeds worse than majority | runs (mean) | selection ε |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets.split(","):
         data = splits(name, args.seeds)
         if data is None:
@@ -114,18 +126,26 @@ def tune(args) -> None:
         for eps in (float(e) for e in args.eps.split(",")):
             base, majs = errors(lambda s: DPLogisticRegression(epsilon=eps, classes=[-1, 1], random_state=s),
                                 data, args.seeds)
-            fits = []
+            for i, opt in enumerate(settings):
+                fits = []
 
-            def make(s):
-                est = DPLogisticRegression(epsilon=eps, classes=[-1, 1], tune=True, random_state=s)
-                fits.append(est)
-                return est
+                def make(s):
+                    est = DPLogisticRegression(epsilon=eps, classes=[-1, 1], tune=opt, random_state=s)
+                    fits.append(est)
+                    return est
 
-            tuned, _ = errors(make, data, args.seeds)
-            runs = np.mean([f.tuning_["runs"] for f in fits])
-            print(f"| {name} | {eps:g} | {base.mean():.4f} | {base.max():.4f} | {tuned.mean():.4f} | {tuned.max():.4f} "
-                  f"| {tuned.mean() - base.mean():+.4f} | {int(np.sum(tuned > majs + 1e-12))} | {runs:.1f} | "
-                  f"{fits[0].tuning_['one_run_epsilon']:.3g} |", flush=True)
+                try:
+                    tuned, _ = errors(make, data, args.seeds)
+                except ValueError as exc:  # reported, never hidden (e.g. ε below the selection's floor)
+                    print(f"| {name} | {eps:g} | {i} | {base.mean():.4f} | {base.max():.4f} | error: {exc} |", flush=True)
+                    continue
+                diff = tuned - base
+                se = diff.std(ddof=1) / np.sqrt(args.seeds)
+                runs = np.mean([f.tuning_["runs"] for f in fits])
+                sel = fits[0].tuning_["selection_epsilon"]
+                print(f"| {name} | {eps:g} | {i} | {base.mean():.4f} | {base.max():.4f} | {tuned.mean():.4f} | "
+                      f"{tuned.max():.4f} | {diff.mean():+.4f} | {se:.4f} | {'yes' if diff.mean() < -2 * se else 'no'} | "
+                      f"{int(np.sum(tuned > majs + 1e-12))} | {runs:.1f} | {sel:.3g} |", flush=True)
 
 
 def main() -> None:
@@ -136,6 +156,7 @@ def main() -> None:
     p.add_argument("--solvers", default=",".join(FIXED))
     p.add_argument("--sweep", action="store_true")
     p.add_argument("--tune", action="store_true")
+    p.add_argument("--tune-options", default="", help="tune= settings as JSON: a dict or a list of dicts (default: tune=True)")
     args = p.parse_args()
     warnings.simplefilter("ignore")  # fixed seeds warn (benchmark only)
     if args.tune:

@@ -121,7 +121,7 @@ def test_candidates_share_one_curve_and_a_planted_mismatch_is_refused():
 
 def test_tune_is_accounted_and_states_its_shares():
     X, y, _ = make_classification(2000, 5, seed=2)
-    m = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune=True, random_state=4).fit(X, y)
+    m = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune={"method": "release_best"}, random_state=4).fit(X, y)
     t = m.tuning_
     assert m.privacy_.epsilon <= 1.0 and m.privacy_.relation == "replace_one" and m.privacy_.accountant == "rdp"
     # the guarantee, recomputed from the event of the algorithm that ran (independent of the estimator's arithmetic)
@@ -162,8 +162,8 @@ def test_poisson_tuning_with_no_run_returns_the_accounted_constant_and_warns():
     count — is the model, one warning says so, and the fallback's cost is part of privacy_ (<= epsilon)."""
     X, y, _ = make_classification(500, 4, seed=1)
     with pytest.warns(NoTuningRunWarning, match=r"Poisson\(mean 3\) came out 0 \(probability exp\(-3\) = 0\.0498"):
-        m = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune={"distribution": "poisson", "candidates": 3},
-                                 random_state=34).fit(X, y)
+        m = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], random_state=34,
+                                 tune={"distribution": "poisson", "candidates": 3, "method": "release_best"}).fit(X, y)
     t = m.tuning_
     assert t["runs"] == 0 and m.solver_ == "constant" and t["chosen"] == {"constant": True, "fallback": True}
     majority = 1.0 if np.mean(y > 0) > 0.5 else -1.0
@@ -200,7 +200,7 @@ def test_bad_tune_is_a_value_error(tune):
 @pytest.mark.parametrize("kw,match", [
     (dict(tune=math.nan), "^tune must be"),  # was "mean must not be NaN"
     (dict(tune=math.inf), "^tune must be"),
-    (dict(tune=True, epsilon=1e-300), "^epsilon=1e-300 .* too small for tune"),  # was "target_epsilon ... noise_multiplier"
+    (dict(tune={"method": "release_best"}, epsilon=1e-300), "^epsilon=1e-300 .* too small for tune"),  # was "target_epsilon ... noise_multiplier"
     (dict(tune={"distribution": "truncated_negative_binomial", "shape": -0.999999}), "^tune shape must be farther"),
     (dict(tune={"candidates": 1e10}), "^tune candidates must be in"),
 ])
