@@ -23,6 +23,12 @@ thresholds, ε_lb in the Gaussian family at δ), and its recursion ``_epsilon_on
 (k, correct guesses) — a cross-check of our recursion, whose claimed curve is the certified PLD
 upper bound where theirs is the exact Φ(Φ⁻¹(x) + 1/σ).
 
+``--one-run-lp``: the f-DP one-run audit's recursion (Mahloujifar et al. Thm 9, the estimator) against
+the privacy-profile LP of :mod:`audits.fdp_one_run_lp` (every per-canary test at once; valid, never
+looser, seconds per LP instead of milliseconds) on the same (k, correct guesses), k chosen from the
+claim as the estimator does, at m = 2·10⁴ and ε ∈ {2, 4} (``--seeds``, default 0–4): ε_lb of each
+(``fdp_one_run_estimate(..., analysis="lp")``, noise scale to 1 %) and Steinke's estimator.
+
 ``--false-alarms N``: a Gaussian release exactly at its claim audited with N seeds by the f-DP
 one-run test (ε ∈ {1, 2, 4}, m = 2·10⁴: the claim's verdict only, with the data-independent k)
 and by the curve test (the subsampled Gaussian target, 10⁴ trials per side); the fraction of seeds
@@ -117,6 +123,37 @@ def fdp_one_run_table(seeds, reference_path: Optional[str] = None) -> None:
             print(line + f" {np.median(times):.2f} |", flush=True)
 
 
+def one_run_lp_table(seeds) -> None:
+    """Recursion vs privacy-profile LP on the same guesses (module docstring)."""
+    import dpcore
+    from audits.fdp_claim import CurveFamily
+    from audits.fdp_one_run import _choose_guesses, fdp_one_run_estimate
+    from audits.statistics import one_run_estimate
+
+    delta, alpha, m = 1e-5, 0.05, 20_000
+    print("| eps | seed | k | correct | one-run (Steinke) | f-DP recursion (estimator) | f-DP profile LP | LP / recursion "
+          "| LP seconds |  (m = 20000, 95%)")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for eps in (2.0, 4.0):
+        sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
+        family = CurveFamily(dpcore.GaussianEvent(sigma))
+        k = _choose_guesses(family, m, alpha)
+        rows = []
+        for seed in seeds:
+            included, scores = _canaries(sigma, m, seed)
+            steinke = one_run_estimate(included, scores, delta).eps_lower
+            recursion = fdp_one_run_estimate(included, scores, family, delta, guesses=k)
+            correct = recursion.details["correct"]
+            start = time.perf_counter()
+            lp_eps = fdp_one_run_estimate(included, scores, family, delta, guesses=k, analysis="lp").eps_lower
+            rows.append((steinke, recursion.eps_lower, lp_eps))
+            print(f"| {eps:g} | {seed} | {k} | {correct} | {steinke:.3f} | {recursion.eps_lower:.3f} | {lp_eps:.3f} | "
+                  f"{lp_eps / recursion.eps_lower:.3f} | {time.perf_counter() - start:.0f} |", flush=True)
+        med = np.median(np.array(rows), axis=0)
+        print(f"| {eps:g} | median | {k} | | {med[0]:.3f} | {med[1]:.3f} ({med[1] / med[0]:.2f}x) | {med[2]:.3f} "
+              f"({med[2] / med[0]:.2f}x) | | |", flush=True)
+
+
 def false_alarms(count: int) -> None:
     """Fraction of seeds whose verdict is "violated" for releases exactly at their claim."""
     import dpcore
@@ -157,11 +194,15 @@ def main() -> None:
     parser.add_argument("--fdp-one-run", action="store_true", help="f-DP one-run vs one-run table")
     parser.add_argument("--jax-privacy", default=None, metavar="PATH",
                         help="jax_privacy's auditing.py, compared in the --fdp-one-run table (reference only)")
+    parser.add_argument("--one-run-lp", action="store_true", help="f-DP recursion vs privacy-profile LP")
     parser.add_argument("--false-alarms", type=int, default=None, metavar="N",
                         help="rate of false 'violated' verdicts over N seeds at the exact claim")
     args = parser.parse_args()
     if args.fdp_one_run:
         fdp_one_run_table(args.seeds, args.jax_privacy)
+        return
+    if args.one_run_lp:
+        one_run_lp_table(args.seeds if args.seeds != list(range(10)) else list(range(5)))
         return
     if args.false_alarms is not None:
         false_alarms(args.false_alarms)
