@@ -29,6 +29,11 @@ looser, seconds per LP instead of milliseconds) on the same (k, correct guesses)
 claim as the estimator does, at m = 2·10⁴ and ε ∈ {2, 4} (``--seeds``, default 0–4): ε_lb of each
 (``fdp_one_run_estimate(..., analysis="lp")``, noise scale to 1 %) and Steinke's estimator.
 
+``--one-run-ceiling``: an upper bound on the *median* ε_lb of any valid one-run audit, whatever its
+statistic (:func:`audits.fdp_one_run_adversary.any_audit_ceiling`: a correlated release within the
+ceiling's claim outputs the mechanism's own scores in 11 % of its runs), for ε ∈ {1, 2, 4} and
+m ∈ {2·10³, 2·10⁴}.
+
 ``--false-alarms N``: a Gaussian release exactly at its claim audited with N seeds by the f-DP
 one-run test (ε ∈ {1, 2, 4}, m = 2·10⁴: the claim's verdict only, with the data-independent k)
 and by the curve test (the subsampled Gaussian target, 10⁴ trials per side); the fraction of seeds
@@ -154,6 +159,23 @@ def one_run_lp_table(seeds) -> None:
               f"({med[2] / med[0]:.2f}x) | | |", flush=True)
 
 
+def one_run_ceiling_table() -> None:
+    """Ceiling of the median ε_lb of any valid one-run audit of the Gaussian (module docstring)."""
+    import dpcore
+    from audits.fdp_claim import CurveFamily
+    from audits.fdp_one_run_adversary import any_audit_ceiling
+
+    delta = 1e-5
+    print("| eps | canaries | claim rejected w.p. <= | ceiling mu_s / mu | ceiling eps_lb (median, any valid audit) |")
+    print("|---|---|---|---|---|")
+    for eps in (1.0, 2.0, 4.0):
+        sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
+        family = CurveFamily(dpcore.GaussianEvent(sigma))
+        for m in (2_000, 20_000):
+            mu_s, p = any_audit_ceiling(1.0 / sigma, m)
+            print(f"| {eps:g} | {m} | {p:.3f} | {mu_s * sigma:.3f} | {family.epsilon_lower(mu_s * sigma, delta):.3f} |")
+
+
 def false_alarms(count: int) -> None:
     """Fraction of seeds whose verdict is "violated" for releases exactly at their claim."""
     import dpcore
@@ -195,11 +217,15 @@ def main() -> None:
     parser.add_argument("--jax-privacy", default=None, metavar="PATH",
                         help="jax_privacy's auditing.py, compared in the --fdp-one-run table (reference only)")
     parser.add_argument("--one-run-lp", action="store_true", help="f-DP recursion vs privacy-profile LP")
+    parser.add_argument("--one-run-ceiling", action="store_true", help="ceiling of any valid one-run audit")
     parser.add_argument("--false-alarms", type=int, default=None, metavar="N",
                         help="rate of false 'violated' verdicts over N seeds at the exact claim")
     args = parser.parse_args()
     if args.fdp_one_run:
         fdp_one_run_table(args.seeds, args.jax_privacy)
+        return
+    if args.one_run_ceiling:
+        one_run_ceiling_table()
         return
     if args.one_run_lp:
         one_run_lp_table(args.seeds if args.seeds != list(range(10)) else list(range(5)))

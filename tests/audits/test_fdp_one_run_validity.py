@@ -1,26 +1,13 @@
-"""Validity of the f-DP one-run audit against a correlated release exactly at its claim.
+"""Validity of the f-DP one-run audits against a correlated release exactly at its claim
+(:mod:`audits.fdp_one_run_adversary`), and the ceiling of any valid one-run audit.
 
-A one-run audit must hold for every release that is f-DP with respect to each canary *given the
-others*, correlated ones included. :class:`FlagRelease` is the simplest correlation (a shared flag):
-with probability ``weight`` it reveals every canary through an independent clipped Gaussian channel
-(score μ_r·b + N(0, 1) clipped to [−L, μ_r + L]), otherwise nothing (score N(0, 1)). Given the other
-canaries the flag is known, so the release's curve for one canary is the flag-revealed mixture,
-whose privacy profile (hockey-stick divergence at γ = e^ε) is the weighted sum of the parts':
-β(γ) = weight·β_clip(γ) + (1 − weight)·(1 − γ)₊. It is within a μ-GDP claim iff β ≤ β_μ for every
-γ > 0 (Dong, Roth, Su 2022, Prop. 2.12). The check runs on a grid of log γ ∈ [0, 16], each point
-against the claim's value at the *next* point (both profiles decrease), exact on the grid's range;
-beyond it the clipped channel's likelihood ratio is bounded (its profile is 0 past
-γ = e^{μ_r (L + μ_r/2)}, required inside the grid); for γ < 1 both curves being symmetric,
-β(γ) = 1 − γ + γβ(1/γ) carries the inequality over. A direct computation of the mixture's curve
-cross-checks it.
-
-The audits must not reject such a release, exactly at its claim, more often than their level; the
-same harness must reject a release outside its claim (half the claim's noise) in most runs.
+The release's membership in its claim is cross-checked by a direct computation of its trade-off
+curve (the module checks privacy profiles). The audits must not reject such a release, exactly at
+its claim, more often than their level; the same harness must reject a release outside its claim
+(half the claim's noise) in most runs.
 """
 
-import dataclasses
 import math
-from typing import Tuple
 
 import numpy as np
 import pytest
@@ -29,100 +16,9 @@ from scipy import special
 import dpcore
 from audits.fdp_claim import CurveFamily
 from audits.fdp_one_run import _choose_guesses, fdp_one_run_rejects
+from audits.fdp_one_run_adversary import FlagRelease, any_audit_ceiling, strongest_release
 from audits.fdp_one_run_lp import lp_rejects
 from audits.statistics import _guess_counts
-
-
-#: log γ ≥ 0 of the grid on which a release's profile is compared with the claim's (both curves are
-#: symmetric, so γ < 1 follows from β(γ) = 1 − γ + γβ(1/γ))
-_LOG_GAMMA = np.linspace(0.0, 16.0, 16001)
-
-
-def gaussian_profile(mu: float, log_gamma: np.ndarray) -> np.ndarray:
-    """β_μ(γ) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) at ε = log γ (Balle & Wang 2018, Thm 8)."""
-    eps = np.asarray(log_gamma, dtype=np.float64)
-    return np.maximum(special.ndtr(-eps / mu + mu / 2) - np.exp(eps) * special.ndtr(-eps / mu - mu / 2), 0.0)
-
-
-@dataclasses.dataclass(frozen=True)
-class FlagRelease:
-    """With probability ``weight`` a clipped Gaussian channel of shift ``mu_reveal`` on every canary, else nothing
-    (module docstring).
-
-    Parameters
-    ----------
-    weight : float
-        Probability of the revealing run, in (0, 1].
-    mu_reveal : float
-        Shift μ_r of the revealing channel (score of an included canary has mean μ_r, unit noise).
-    clip : float
-        L ≥ 0: scores are clipped to [−L, μ_r + L] (``math.inf``: not clipped).
-    """
-
-    weight: float
-    mu_reveal: float
-    clip: float
-
-    def _clipped_curve(self, x: np.ndarray) -> np.ndarray:
-        mu, c = self.mu_reveal, self.clip
-        y = special.ndtr(special.ndtri(np.clip(x, 0.0, 1.0)) + mu)
-        if math.isfinite(c):
-            x_atom, y_atom = special.ndtr(-(c + mu)), special.ndtr(-c)  # the upper atom under out / in
-            y = np.where(x < x_atom, x * (y_atom / x_atom), y)
-            y = np.where(x > 1.0 - y_atom, 1.0 - (1.0 - x) * (x_atom / y_atom), y)
-        return y
-
-    def profile(self, log_gamma: np.ndarray) -> np.ndarray:
-        """The release's privacy profile β(γ) at γ = exp(log_gamma) (module docstring)."""
-        lg = np.asarray(log_gamma, dtype=np.float64)
-        gamma = np.exp(lg)
-        mu, c = self.mu_reveal, self.clip
-        # tangent point of the Gaussian part: φ(z + μ)/φ(z) = γ
-        z = (-lg - mu * mu / 2) / mu
-        x_t = special.ndtr(z)
-        candidates = [x_t, np.zeros_like(lg), np.ones_like(lg)]
-        if math.isfinite(c):
-            x_atom, y_atom = special.ndtr(-(c + mu)), special.ndtr(-c)
-            lo, hi = x_atom, 1.0 - y_atom
-            candidates = [np.clip(x_t, lo, hi), np.full_like(lg, lo), np.full_like(lg, hi), np.zeros_like(lg),
-                          np.ones_like(lg)]
-        clip_beta = np.max([self._clipped_curve(x) - gamma * x for x in candidates], axis=0)
-        return self.weight * np.maximum(clip_beta, 0.0) + (1.0 - self.weight) * np.maximum(1.0 - gamma, 0.0)
-
-    def within(self, mu_claim: float) -> bool:
-        """Whether the release is μ-GDP for ``mu_claim`` with respect to each canary (module docstring)."""
-        if math.isfinite(self.clip):
-            if self.mu_reveal * (self.clip + self.mu_reveal / 2) >= _LOG_GAMMA[-1]:
-                return False  # likelihood ratio beyond the grid
-        elif self.mu_reveal > mu_claim:
-            return False  # an unclipped Gaussian tail beats a smaller μ at small enough FPR
-        ours = self.profile(_LOG_GAMMA[:-1])
-        claim = gaussian_profile(mu_claim, _LOG_GAMMA[1:])
-        return bool(np.all(ours <= claim))
-
-    def sample(self, m: int, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
-        """One run on m canaries (each included w.p. ½): (included, scores)."""
-        included = rng.random(m) < 0.5
-        noise = rng.standard_normal(m)
-        if rng.random() >= self.weight:
-            return included, noise
-        scores = self.mu_reveal * included + noise
-        if math.isfinite(self.clip):
-            scores = np.clip(scores, -self.clip, self.mu_reveal + self.clip)
-        return included, scores
-
-
-def strongest_release(mu_claim: float, weight: float, clip: float, tolerance: float = 1e-3) -> FlagRelease:
-    """The flag release with the largest μ_r (to ``tolerance``) within ``mu_claim`` for this weight and clip."""
-    lo, hi = 0.0, 8.0
-    while hi - lo > tolerance:
-        mid = 0.5 * (lo + hi)
-        if FlagRelease(weight, mid, clip).within(mu_claim):
-            lo = mid
-        else:
-            hi = mid
-    return FlagRelease(weight, lo, clip)
-
 
 DELTA = 1e-5
 SIGMA = dpcore.analytic_gaussian_sigma(2.0, DELTA, 1.0)  # the claim: ε = 2, i.e. μ = 1/σ
@@ -132,19 +28,18 @@ RELEASES = [(0.1, 2.0), (0.2, 3.0)]  # (weight, clip L)
 
 
 def _mixture_curve(release: FlagRelease, a: np.ndarray) -> np.ndarray:
-    """TPR of the flag-revealed mixture at FPR a, by direct maximisation over the split of a (w·a₁ + (1 − w)·a₂)."""
+    """TPR of the flag-revealed mixture at FPR a = w·a₁ + (1 − w)·a₂: a + max over feasible a₁ of
+    w·(g(a₁) − a₁), g the revealing channel's curve; g − id is concave, so the maximum is at its peak
+    clipped to the feasible interval [(a − (1 − w))/w, a/w]."""
     w = release.weight
-    a1 = np.linspace(0.0, 1.0, 50_001)
-    gain = w * (release._clipped_curve(a1) - a1)
-    out = np.empty_like(a)
-    for i, x in enumerate(a):
-        ok = (w * a1 <= x) & (x - w * a1 <= 1.0 - w)
-        out[i] = x + gain[ok].max()
-    return out
+    grid = np.linspace(0.0, 1.0, 200_001)
+    peak = grid[np.argmax(release._clipped_curve(grid) - grid)]
+    a1 = np.clip(peak, np.clip((a - (1.0 - w)) / w, 0.0, 1.0), np.clip(a / w, 0.0, 1.0))
+    return a + w * (release._clipped_curve(a1) - a1)
 
 
-def _claim_curve(a: np.ndarray) -> np.ndarray:
-    return special.ndtr(special.ndtri(a) + MU)
+def _claim_curve(a: np.ndarray, mu: float = MU) -> np.ndarray:
+    return special.ndtr(special.ndtri(a) + mu)
 
 
 @pytest.mark.parametrize("weight, clip", RELEASES)
@@ -182,3 +77,16 @@ def test_one_run_audits_hold_against_a_correlated_release_at_its_claim(weight, c
         assert recursion > runs / 2 and lp >= recursion, (recursion, lp)
     else:
         assert recursion <= 30 and lp <= 30, (recursion, lp)
+
+
+def test_any_audit_ceiling_at_two_times_ten_to_the_four_canaries():
+    """ε = 2, m = 2·10⁴: the flag release (w = 0.11) of the mechanism clipped where m·Φ(−L) = 0.005 is
+    within 0.935·μ (pinned), so no valid audit rejects that claim with probability above
+    0.05/0.11 + 0.005. Independent route: the release's curve, computed directly, lies below the
+    0.935·μ curve; planted bug: 2 % below that claim, the direct curve exceeds it."""
+    mu_s, p = any_audit_ceiling(MU, 20_000)
+    assert mu_s / MU == pytest.approx(0.935, abs=0.005) and p == pytest.approx(0.05 / 0.11 + 0.005)
+    release = FlagRelease(0.11, MU, -float(special.ndtri(0.005 / 20_000)))
+    a = np.concatenate([np.geomspace(1e-10, 0.5, 90), 1.0 - np.geomspace(1e-10, 0.5, 90)])
+    assert np.all(_mixture_curve(release, a) <= _claim_curve(a, mu_s) + 1e-12)
+    assert np.any(_mixture_curve(release, a) > _claim_curve(a, 0.98 * mu_s))
