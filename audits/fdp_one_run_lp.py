@@ -56,7 +56,7 @@ from scipy import optimize, sparse
 
 from .fdp_claim import ClaimedCurve
 
-__all__ = ["lp_tail_bound", "lp_rejects", "LOG_GAMMAS"]
+__all__ = ["lp_tail_bound", "lp_rejects", "lp_least_rejected_count", "LOG_GAMMAS"]
 
 #: log γ of the supporting lines used (γ = e^ε for ε ≥ 0 is the claim's (ε, δ(ε)) at that ε)
 LOG_GAMMAS = np.linspace(-1.0, 7.0, 81)
@@ -146,3 +146,13 @@ def lp_tail_bound(curve: ClaimedCurve, canaries: int, guesses: int, correct: int
 def lp_rejects(curve: ClaimedCurve, canaries: int, guesses: int, correct: int, alpha: float) -> bool:
     """Whether ``correct`` right guesses of ``guesses`` reject ``curve`` at level ``alpha`` (q(c) < α)."""
     return lp_tail_bound(curve, canaries, guesses, correct) < alpha
+
+
+def lp_least_rejected_count(curve: ClaimedCurve, canaries: int, guesses: int, alpha: float) -> int:
+    """Least c that :func:`lp_rejects` at ``alpha`` (``guesses`` + 1 if none): rejection is monotone in c,
+    so a data-independent k turns many audits into one threshold (bisection, about log₂ k LPs)."""
+    lo, hi = guesses // 2, guesses + 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if lp_rejects(curve, canaries, guesses, mid, alpha) else (mid, hi)
+    return hi

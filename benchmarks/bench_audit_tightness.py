@@ -35,7 +35,8 @@ ceiling's claim outputs the mechanism's own scores in 11 % of its runs), for ε 
 m ∈ {2·10³, 2·10⁴}.
 
 ``--false-alarms N``: a Gaussian release exactly at its claim audited with N seeds by the f-DP
-one-run test (ε ∈ {1, 2, 4}, m = 2·10⁴: the claim's verdict only, with the data-independent k)
+one-run test (ε ∈ {1, 2, 4}, m = 2·10⁴: the claim's verdict only, with the data-independent k; the
+recursion and ``analysis="lp"``)
 and by the curve test (the subsampled Gaussian target, 10⁴ trials per side); the fraction of seeds
 whose verdict is "violated", with its Clopper–Pearson 95% interval (nominal level 5%).
 """
@@ -183,6 +184,7 @@ def false_alarms(count: int) -> None:
     from audits.clopper_pearson import clopper_pearson_lower, clopper_pearson_upper
     from audits.fdp_claim import CurveFamily
     from audits.fdp_one_run import _choose_guesses, fdp_one_run_rejects
+    from audits.fdp_one_run_lp import lp_least_rejected_count
     from audits.statistics import _guess_counts
     from audits.targets import subsampled_gaussian_target
 
@@ -198,12 +200,15 @@ def false_alarms(count: int) -> None:
         sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
         family = CurveFamily(dpcore.GaussianEvent(sigma))
         k = _choose_guesses(family, m, 0.05)  # data-independent: the same k for every seed
-        hits = 0
+        c_lp = lp_least_rejected_count(family(1.0), m, k, 0.05)
+        hits = hits_lp = 0
         for seed in range(count):
             included, scores = _canaries(sigma, m, 10_000 + seed)
             correct, k_used = _guess_counts(included, scores, k)
             hits += fdp_one_run_rejects(family(1.0), m, k_used, correct, 0.05)
+            hits_lp += correct >= c_lp
         show(f"f-DP one-run, Gaussian eps={eps:g}, m={m}, k={k}", hits)
+        show(f"f-DP one-run analysis='lp', Gaussian eps={eps:g}, m={m}, k={k} (rejects from {c_lp} right)", hits_lp)
     target = subsampled_gaussian_target(1.0, delta)
     hits = sum(run_audit(target, 10_000, estimator="curve", seed=10_000 + s).violated for s in range(count))
     show("curve test, Poisson-subsampled Gaussian (q=0.1) eps=1, 10^4 trials per side", hits)

@@ -17,7 +17,7 @@ import dpcore
 from audits.fdp_claim import CurveFamily
 from audits.fdp_one_run import _choose_guesses, fdp_one_run_rejects
 from audits.fdp_one_run_adversary import FlagRelease, any_audit_ceiling, strongest_release
-from audits.fdp_one_run_lp import lp_rejects
+from audits.fdp_one_run_lp import lp_least_rejected_count
 from audits.statistics import _guess_counts
 
 DELTA = 1e-5
@@ -62,10 +62,7 @@ def test_one_run_audits_hold_against_a_correlated_release_at_its_claim(weight, c
     family = CurveFamily(dpcore.GaussianEvent(SIGMA))
     k = _choose_guesses(family, CANARIES, 0.05)
     release = FlagRelease(1.0, 2.0 * MU, clip) if weight == 1.0 else strongest_release(MU, weight, clip)
-    lo, c_lp = k // 2, k + 1  # least count the LP rejects (bisection; rejection is monotone in c)
-    while c_lp - lo > 1:
-        mid = (lo + c_lp) // 2
-        lo, c_lp = (lo, mid) if lp_rejects(family(1.0), CANARIES, k, mid, 0.05) else (mid, c_lp)
+    c_lp = lp_least_rejected_count(family(1.0), CANARIES, k, 0.05)
     rng = np.random.default_rng(25)
     runs, recursion, lp = 400, 0, 0
     for _ in range(runs):
