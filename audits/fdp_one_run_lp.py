@@ -1,51 +1,50 @@
 """f-DP one-run audit with every per-canary test at once: the privacy-profile linear program.
 
-Same game as :mod:`audits.fdp_one_run` (m canaries included independently w.p. ½, k guesses, C of
-them right; the release f-DP with respect to each canary given the others; B the concave majorant
-of the TPR bound 1 − f of both directions). This module bounds max P[C ≥ c] over all such releases
-by a linear program whose constraints contain both the recursion of Mahloujifar, Melis, Chaudhuri
-2024 (Thm 9) and, for a pure ε-DP claim, the binomial bound of Steinke, Nasr, Jagielski 2023
-(Thm 3.1 with δ = 0): it is never looser than either.
+Same game as :mod:`audits.fdp_one_run` (m canaries included independently w.p. ½, exactly k guesses,
+C of them right, k − C wrong; the release f-DP with respect to each canary given the others; B the
+concave majorant of the TPR bound 1 − f of both directions). This module bounds max P[C ≥ c] over
+all such releases by a linear program whose constraints contain both the recursion of Mahloujifar,
+Melis, Chaudhuri 2024 (Thm 9) and, for a pure ε-DP claim, the binomial bound of Steinke, Nasr,
+Jagielski 2023 (Thm 3.1 with δ = 0): it is never looser than either.
 
-**Proof sketch.** Fix any set S ⊆ {0, …, k − 1} of counts. For canary j let C₋ⱼ be the right
-guesses on the other canaries (a function of the output once the others' bits are fixed), and
-X_j = {guess "in" on j, C₋ⱼ ∈ S}, Y_j = {guess "out" on j, C₋ⱼ ∈ S}: both are tests of j's
-membership given the others, so P[X_j | in] ≤ B(P[X_j | out]) and P[Y_j | out] ≤ B(P[Y_j | in])
-(the f-DP definition, Dong, Roth, Su 2022 Def. 2.3, averaged over the others' bits with Jensen,
-B concave). "j right and C₋ⱼ ∈ S" is X_j under "in" and Y_j under "out", and then C = C₋ⱼ + 1;
-"j wrong and C₋ⱼ ∈ S" is X_j under "out" and Y_j under "in", and then C = C₋ⱼ. Averaging over
-the ½/½ inclusion of j and over the m canaries (Jensen again), with p_c = P[C = c]:
+**Proof sketch.** Fix any set S ⊆ {0, …, k − 1} of counts. For canary j let C₋ⱼ be the right guesses
+on the other canaries (a function of the output once the others' bits are fixed), and X_j = {guess
+"in" on j, C₋ⱼ ∈ S}, Y_j = {guess "out" on j, C₋ⱼ ∈ S}: both are tests of j's membership given the
+others, so P[X_j | in] ≤ B(P[X_j | out]) and P[Y_j | out] ≤ B(P[Y_j | in]) (the f-DP definition,
+Dong, Roth, Su 2022 Def. 2.3, averaged over the others' bits with Jensen, B concave). "j right and
+C₋ⱼ ∈ S" is X_j under "in" and Y_j under "out", and then C = C₋ⱼ + 1; "j wrong and C₋ⱼ ∈ S" is X_j
+under "out" and Y_j under "in", and then C = C₋ⱼ. Averaging over the ½/½ inclusion of j and over the
+m canaries (Jensen again), with p_c = P[C = c]:
 
     Σ_{s ∈ S} (s + 1) p_{s+1}  ≤  m · B( Σ_{s ∈ S} (k − s) p_s / m ).
 
-Mahloujifar et al. use only the upper sets S = {i − 1, …, k − 1}. For a concave B,
-B(x) = min over γ ≥ 0 of β(γ) + γx with β(γ) = max_x B(x) − γx (for γ = e^ε, β is the claim's
-δ(ε): the inequality for one γ is the (ε, δ(ε))-DP of each canary). Maximising over S for each γ
-turns the whole family into
+Mahloujifar et al. use only the upper sets S = {i − 1, …, k − 1}. For a concave B, B(x) = min over γ
+≥ 0 of β(γ) + γx with β(γ) = max_x B(x) − γx (for γ = e^ε, β is the claim's δ(ε): the inequality for
+one γ is the (ε, δ(ε))-DP of each canary). Maximising over S for each γ turns the whole family into
 
     Σ_{s=0}^{k−1} ( (s + 1) p_{s+1} − γ (k − s) p_s )₊  ≤  m β(γ)     for every γ ≥ 0,
 
 linear in p after one auxiliary variable per (γ, s). Any distribution of C the release can produce
-satisfies all of them, so q(c) = max {Σ_{s ≥ c} p_s : p a distribution meeting them} bounds
-P[C ≥ c] under the claim, and c right guesses reject the claim at level α when q(c) < α; q(c) itself
-is a valid p-value. For a pure ε-DP claim β(γ) = 0 for γ ≥ e^ε, so (s + 1) p_{s+1} ≤ e^ε (k − s) p_s:
-the likelihood ratio of Binomial(k, e^ε/(1 + e^ε)), whose tail q(c) then is (Steinke et al.'s
+satisfies all of them, so q(c) = max {Σ_{s ≥ c} p_s : p a distribution meeting them} bounds P[C ≥ c]
+under the claim, and c right guesses reject the claim at level α when q(c) < α; q(c) itself is a
+valid p-value. For a pure ε-DP claim β(γ) = 0 for γ ≥ e^ε, so (s + 1) p_{s+1} ≤ e^ε (k − s) p_s: the
+likelihood ratios of Binomial(k, e^ε/(1 + e^ε)), and q(c) is that binomial's tail (Steinke et al.'s
 Thm 3.1; pinned in tests/audits/test_fdp_one_run_lp.py).
 
 **Relaxations (each only enlarges the feasible set, so q(c) stays an upper bound).** γ runs over a
-fixed grid (:data:`LOG_GAMMAS`, plus some of the majorant's own segment slopes) instead of all γ ≥ 0; β(γ) is the support function of the claimed
-curve's tabulated concave majorant (:meth:`audits.fdp_claim.ClaimedCurve.hull`, itself above the
-certified curve); the constraints for s below c − w (w = :func:`_window`) are dropped and the mass
-below that level is left free; the LP optimum is raised by :data:`_SOLVER_SLACK` for the solver's
-feasibility tolerance. With γ restricted to a grid a few of the recursion's constraints (those of
-the majorant's other segments) can be missing, so the bound returned is the smaller of the LP's and
-the recursion's p-value (:func:`audits.fdp_one_run._p_value`) — both valid, so never looser than
-the recursion.
+fixed grid (:data:`LOG_GAMMAS`, plus some of the majorant's own segment slopes) instead of all γ ≥
+0; β(γ) is the support function of the claimed curve's tabulated concave majorant
+(:meth:`audits.fdp_claim.ClaimedCurve.hull`, itself above the certified curve); the constraints for
+s below c − w (w = :func:`_window`) are dropped and the mass below that level is left free; the LP
+optimum is raised by :data:`_SOLVER_SLACK` for the solver's feasibility tolerance. With γ restricted
+to a grid a few of the recursion's constraints (those of the majorant's other segments) can be
+missing, so the bound returned is the smaller of the LP's and the recursion's p-value
+(:func:`audits.fdp_one_run._p_value`) — both valid, so never looser than the recursion.
 
-**Cost.** One LP of about (k − c + w)·|grid| variables (HiGHS): 0.05–3 s for k ≤ 2000, so an
-ε_lb (about ten LPs) takes seconds where the recursion takes milliseconds. The gain measured on the
-Gaussian (RESULTS.md, "f-DP audits") is a few per cent of ε_lb.
-"""
+**Cost.** One LP of about (k − c + w)·|grid| variables (HiGHS): 0.3–30 s for k ≤ 2000 on the shared
+benchmark machine, so an ε_lb (six to ten LPs) takes 10–120 s where the recursion takes
+milliseconds. The gain measured on the Gaussian at m = 2·10⁴ (RESULTS.md, "f-DP audits") is 1–2.4 %
+of ε_lb."""
 
 from __future__ import annotations
 
