@@ -18,10 +18,11 @@ required inside the grid); for γ < 1, β(γ) = 1 − γ + γβ(1/γ) carries th
 Gaussian mechanism with shift μ on each of m independent canaries, and R the flag release of
 weight w whose revealing channel is that mechanism clipped at L. R outputs, with probability w,
 scores distributed exactly as the mechanism's clipped ones, which differ from the mechanism's own
-with probability at most m·Φ(−L) (a score beyond the clip). If R is within the claim E(s), any test
-of E(s) at level α — whatever statistic of (inclusion bits, scores) it uses — rejects R with
-probability ≤ α, hence rejects the mechanism with probability ≤ α/w + m·Φ(−L). With w > 2α and
-m·Φ(−L) small this is below ½: no valid audit's *median* ε_lb reaches ε(E(s)). (The converse is
+with probability at most t = m·(Φ(−L) + Φ(−L − μ)) (a score beyond the clip). If R is within the
+claim E(s), any test of E(s) at level α — whatever statistic of (inclusion bits, scores) it uses —
+rejects R with probability ≤ α, hence rejects the mechanism with probability ≤ α/w + t. With
+w > 2α and t small this is below ½; R is within E(s′) for every s′ ≥ s as well, so the estimate's
+s* exceeds s with probability below ½: no valid audit's *median* ε_lb exceeds ε(E(s)). (The converse is
 open: a ceiling above a goal does not make the goal reachable.)
 """
 
@@ -131,7 +132,8 @@ def strongest_release(mu_claim: float, weight: float, clip: float, tolerance: fl
 def any_audit_ceiling(mu: float, canaries: int, alpha: float = 0.05, weight: float = 0.11,
                       clip_mass: float = 0.005) -> Tuple[float, float]:
     """(μ_s, p): the flag release of the clipped mechanism (shift ``mu``) is within μ_s-GDP, so no
-    level-``alpha`` audit rejects a μ_s claim on the mechanism with probability above p (module docstring).
+    level-``alpha`` audit rejects a μ_s claim on the mechanism with probability above p = α/w + t
+    (module docstring).
 
     Parameters
     ----------
@@ -142,9 +144,9 @@ def any_audit_ceiling(mu: float, canaries: int, alpha: float = 0.05, weight: flo
     alpha : float
         Level of the audits bounded.
     weight : float
-        Flag probability w (p = α/w + ``clip_mass``).
+        Flag probability w.
     clip_mass : float
-        Bound on m·Φ(−L), which fixes the clip L.
+        m·Φ(−L), which fixes the clip L (t ≤ 2·``clip_mass``).
     """
     clip = -float(special.ndtri(clip_mass / canaries))
     release = FlagRelease(weight, mu, clip)
@@ -157,4 +159,4 @@ def any_audit_ceiling(mu: float, canaries: int, alpha: float = 0.05, weight: flo
             hi = mid
         else:
             lo = mid
-    return hi, alpha / weight + canaries * float(special.ndtr(-clip))
+    return hi, alpha / weight + canaries * float(special.ndtr(-clip) + special.ndtr(-clip - mu))
