@@ -61,6 +61,8 @@ __all__ = ["lp_tail_bound", "lp_rejects", "lp_least_rejected_count", "LOG_GAMMAS
 LOG_GAMMAS = np.linspace(-1.0, 7.0, 81)
 #: at most this many slopes of the majorant's segments join the grid
 _HULL_SLOPES = 40
+#: larger slopes are left out (coefficients γ·k beyond ~1e7 make HiGHS fail; leaving lines out is valid)
+_MAX_GAMMA = math.exp(10.0)
 #: added to the LP optimum: above HiGHS's primal feasibility tolerance (1e-7) on p
 _SOLVER_SLACK = 1e-6
 
@@ -76,7 +78,7 @@ def _gammas(curve: ClaimedCurve) -> np.ndarray:
     hx, hy = curve.hull()
     with np.errstate(divide="ignore", invalid="ignore"):
         slopes = np.diff(hy) / np.diff(hx)
-    slopes = slopes[np.isfinite(slopes) & (slopes > 0)]
+    slopes = slopes[np.isfinite(slopes) & (slopes > 0) & (slopes <= _MAX_GAMMA)]
     if slopes.size > _HULL_SLOPES:
         slopes = slopes[np.linspace(0, slopes.size - 1, _HULL_SLOPES).astype(int)]
     return np.unique(np.concatenate([np.exp(LOG_GAMMAS), slopes]))
