@@ -23,8 +23,20 @@ thresholds, ε_lb in the Gaussian family at δ), and its recursion ``_epsilon_on
 (k, correct guesses) — a cross-check of our recursion, whose claimed curve is the certified PLD
 upper bound where theirs is the exact Φ(Φ⁻¹(x) + 1/σ).
 
+``--one-run-lp``: the f-DP one-run audit's recursion (Mahloujifar et al. Thm 9, the estimator) against
+the privacy-profile LP of :mod:`audits.fdp_one_run_lp` (every per-canary test at once; valid, never
+looser, seconds per LP instead of milliseconds) on the same (k, correct guesses), k chosen from the
+claim as the estimator does, at m = 2·10⁴ and ε ∈ {2, 4} (``--seeds``, default 0–4): ε_lb of each
+(``fdp_one_run_estimate(..., analysis="lp")``, noise scale to 1 %) and Steinke's estimator.
+
+``--one-run-ceiling``: an upper bound on the *median* ε_lb of any valid one-run audit, whatever its
+statistic (:func:`audits.fdp_one_run_adversary.any_audit_ceiling`: a correlated release within the
+ceiling's claim outputs the mechanism's own scores in 11 % of its runs), for ε ∈ {1, 2, 4} and
+m ∈ {2·10³, 2·10⁴}.
+
 ``--false-alarms N``: a Gaussian release exactly at its claim audited with N seeds by the f-DP
-one-run test (ε ∈ {1, 2, 4}, m = 2·10⁴: the claim's verdict only, with the data-independent k)
+one-run test (ε ∈ {1, 2, 4}, m = 2·10⁴: the claim's verdict only, with the data-independent k; the
+recursion and ``analysis="lp"``)
 and by the curve test (the subsampled Gaussian target, 10⁴ trials per side); the fraction of seeds
 whose verdict is "violated", with its Clopper–Pearson 95% interval (nominal level 5%).
 """
@@ -117,6 +129,54 @@ def fdp_one_run_table(seeds, reference_path: Optional[str] = None) -> None:
             print(line + f" {np.median(times):.2f} |", flush=True)
 
 
+def one_run_lp_table(seeds) -> None:
+    """Recursion vs privacy-profile LP on the same guesses (module docstring)."""
+    import dpcore
+    from audits.fdp_claim import CurveFamily
+    from audits.fdp_one_run import _choose_guesses, fdp_one_run_estimate
+    from audits.statistics import one_run_estimate
+
+    delta, alpha, m = 1e-5, 0.05, 20_000
+    print("| eps | seed | k | correct | one-run (Steinke) | f-DP recursion (estimator) | f-DP profile LP | LP / recursion "
+          "| LP seconds |  (m = 20000, 95%)")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for eps in (2.0, 4.0):
+        sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
+        family = CurveFamily(dpcore.GaussianEvent(sigma))
+        k = _choose_guesses(family, m, alpha)
+        rows = []
+        for seed in seeds:
+            included, scores = _canaries(sigma, m, seed)
+            steinke = one_run_estimate(included, scores, delta).eps_lower
+            recursion = fdp_one_run_estimate(included, scores, family, delta, guesses=k)
+            correct = recursion.details["correct"]
+            start = time.perf_counter()
+            lp_eps = fdp_one_run_estimate(included, scores, family, delta, guesses=k, analysis="lp").eps_lower
+            rows.append((steinke, recursion.eps_lower, lp_eps))
+            print(f"| {eps:g} | {seed} | {k} | {correct} | {steinke:.3f} | {recursion.eps_lower:.3f} | {lp_eps:.3f} | "
+                  f"{lp_eps / recursion.eps_lower:.3f} | {time.perf_counter() - start:.0f} |", flush=True)
+        med = np.median(np.array(rows), axis=0)
+        print(f"| {eps:g} | median | {k} | | {med[0]:.3f} | {med[1]:.3f} ({med[1] / med[0]:.2f}x) | {med[2]:.3f} "
+              f"({med[2] / med[0]:.2f}x) | | |", flush=True)
+
+
+def one_run_ceiling_table() -> None:
+    """Ceiling of the median ε_lb of any valid one-run audit of the Gaussian (module docstring)."""
+    import dpcore
+    from audits.fdp_claim import CurveFamily
+    from audits.fdp_one_run_adversary import any_audit_ceiling
+
+    delta = 1e-5
+    print("| eps | canaries | claim rejected w.p. <= | ceiling mu_s / mu | ceiling eps_lb (median, any valid audit) |")
+    print("|---|---|---|---|---|")
+    for eps in (1.0, 2.0, 4.0):
+        sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
+        family = CurveFamily(dpcore.GaussianEvent(sigma))
+        for m in (2_000, 20_000):
+            mu_s, p = any_audit_ceiling(1.0 / sigma, m)
+            print(f"| {eps:g} | {m} | {p:.3f} | {mu_s * sigma:.3f} | {family.epsilon_lower(mu_s * sigma, delta):.3f} |")
+
+
 def false_alarms(count: int) -> None:
     """Fraction of seeds whose verdict is "violated" for releases exactly at their claim."""
     import dpcore
@@ -124,6 +184,7 @@ def false_alarms(count: int) -> None:
     from audits.clopper_pearson import clopper_pearson_lower, clopper_pearson_upper
     from audits.fdp_claim import CurveFamily
     from audits.fdp_one_run import _choose_guesses, fdp_one_run_rejects
+    from audits.fdp_one_run_lp import lp_least_rejected_count
     from audits.statistics import _guess_counts
     from audits.targets import subsampled_gaussian_target
 
@@ -139,12 +200,15 @@ def false_alarms(count: int) -> None:
         sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
         family = CurveFamily(dpcore.GaussianEvent(sigma))
         k = _choose_guesses(family, m, 0.05)  # data-independent: the same k for every seed
-        hits = 0
+        c_lp = lp_least_rejected_count(family(1.0), m, k, 0.05)
+        hits = hits_lp = 0
         for seed in range(count):
             included, scores = _canaries(sigma, m, 10_000 + seed)
             correct, k_used = _guess_counts(included, scores, k)
             hits += fdp_one_run_rejects(family(1.0), m, k_used, correct, 0.05)
+            hits_lp += correct >= c_lp
         show(f"f-DP one-run, Gaussian eps={eps:g}, m={m}, k={k}", hits)
+        show(f"f-DP one-run analysis='lp', Gaussian eps={eps:g}, m={m}, k={k} (rejects from {c_lp} right)", hits_lp)
     target = subsampled_gaussian_target(1.0, delta)
     hits = sum(run_audit(target, 10_000, estimator="curve", seed=10_000 + s).violated for s in range(count))
     show("curve test, Poisson-subsampled Gaussian (q=0.1) eps=1, 10^4 trials per side", hits)
@@ -157,11 +221,19 @@ def main() -> None:
     parser.add_argument("--fdp-one-run", action="store_true", help="f-DP one-run vs one-run table")
     parser.add_argument("--jax-privacy", default=None, metavar="PATH",
                         help="jax_privacy's auditing.py, compared in the --fdp-one-run table (reference only)")
+    parser.add_argument("--one-run-lp", action="store_true", help="f-DP recursion vs privacy-profile LP")
+    parser.add_argument("--one-run-ceiling", action="store_true", help="ceiling of any valid one-run audit")
     parser.add_argument("--false-alarms", type=int, default=None, metavar="N",
                         help="rate of false 'violated' verdicts over N seeds at the exact claim")
     args = parser.parse_args()
     if args.fdp_one_run:
         fdp_one_run_table(args.seeds, args.jax_privacy)
+        return
+    if args.one_run_ceiling:
+        one_run_ceiling_table()
+        return
+    if args.one_run_lp:
+        one_run_lp_table(args.seeds if args.seeds != list(range(10)) else list(range(5)))
         return
     if args.false_alarms is not None:
         false_alarms(args.false_alarms)
