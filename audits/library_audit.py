@@ -68,9 +68,9 @@ MECHANISM_TRIALS = {"default": (5_000, 100_000), "discrete": (1_000, 20_000)}
 #: give the Gaussian-noise and curve-tested solvers ε_lb ≥ 0.3 at a claim of 1; the slow solvers
 #: and the Clopper–Pearson rows get what the time budget allows, and say so ("no power").
 SOLVER_TRIALS: Dict[str, Tuple[int, int]] = {name: (300, 6_000) for name in SOLVER_NAMES}
-SOLVER_TRIALS.update({"output_perturbation_gd": (1_000, 10_000), "phased_dp_sgd": (1_000, 10_000),
-                      "dp_srm": (300, 5_000), "adassp_joint": (300, 8_000), "batched_truncated_mirror_descent":
-                      (1_000, 20_000)})
+SOLVER_TRIALS.update({"output_perturbation_gd": (3_000, 8_000), "phased_dp_sgd": (1_000, 10_000),
+                      "dp_srm": (300, 5_000), "adassp": (300, 6_000), "adassp_joint": (300, 6_000),
+                      "batched_truncated_mirror_descent": (1_000, 20_000)})
 SOLVER_TRIALS.update({name: (1_000, 80_000) for name in ("objective_perturbation", "approximate_minima_perturbation",
                                                          "approx_objective_perturbation")})
 # norm-stress rows (issue 21, ~1 ms per call): 1000 trials let the threshold selection pick a separating threshold
@@ -79,7 +79,7 @@ SOLVER_TRIALS.update({name: (1_000, 2_000) for name in (
     "noisy_mirror_descent_dense", "batched_truncated_mirror_descent_dense", "shuffled_truncated_mirror_descent_dense",
     "dp_gd_tiny")})
 SOLVER_TRIALS.update({name: (100, 1_000) for name in ("dp_svrg", "dp_svrg_pp", "shuffled_truncated_mirror_descent")})
-SOLVER_TRIALS.update({"adassp": (100, 2_000), "noisy_mirror_descent": (50, 500)})
+SOLVER_TRIALS.update({"noisy_mirror_descent": (50, 500)})
 #: Trials per side (quick, full) of each :mod:`audits.robustness_checks` row (a few ms per call).
 ROBUSTNESS_TRIALS = (150, 1_000)
 #: Documented wall time (seconds) of the full and quick runs on 2 cores with ``workers=2`` and a warm

@@ -15,7 +15,7 @@ name of ``audits.targets.MECHANISM_NAMES`` audits the library's mechanism throug
 Run: ``python benchmarks/bench_audits.py [--trials 1000000] [--loop-trials 20000]
 [--targets shift-gaussian shift-laplace gaussian laplace]``.
 
-``--audit-all quick|full [--workers K]`` instead times :func:`audits.library_audit.audit_all` (the
+``--audit-all quick|full [--workers K] [--seed S]`` instead times :func:`audits.library_audit.audit_all` (the
 ``dpcore audit all`` table): wall and CPU seconds of the whole run (targets built, trials,
 estimators, power predictions) against its documented budget (:data:`~audits.library_audit.QUICK_SECONDS`,
 :data:`~audits.library_audit.FULL_SECONDS`), one line per row with its wall time, ε_lb and verdict,
@@ -81,7 +81,7 @@ def audited(target: AuditTarget, trials: int, workers) -> Tuple[float, float]:
     return 2 * trials / (time.perf_counter() - start), result.eps_lower
 
 
-def audit_all_timing(mode: str, workers, cold: bool) -> None:
+def audit_all_timing(mode: str, workers, cold: bool, seed: int = 0) -> None:
     """Time one ``audit all`` run and print its rows (module docstring)."""
     import os
 
@@ -98,10 +98,10 @@ def audit_all_timing(mode: str, workers, cold: bool) -> None:
         return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
     start, cpu = time.perf_counter(), cpu_seconds()
-    results = audit_all(quick=mode == "quick", workers=workers, out=None)
+    results = audit_all(quick=mode == "quick", workers=workers, seed=seed, out=None)
     wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     budget = QUICK_SECONDS if mode == "quick" else FULL_SECONDS
-    print(f"audit all ({mode}, workers={workers}, {'cold' if cold else 'warm'} Numba cache): {wall:.1f} s wall "
+    print(f"audit all ({mode}, seed {seed}, workers={workers}, {'cold' if cold else 'warm'} Numba cache): {wall:.1f} s wall "
           f"(budget {budget} s), {cpu:.1f} CPU seconds (this process and its workers; on an idle machine the "
           f"wall time is about CPU / min(workers, cores)), load average {os.getloadavg()[0]:.1f}")
     print(f"{'row':36s} {'estimator':16s} {'trials':>7s} {'eps_lb':>7s} {'power':>6s} {'seconds':>8s}  verdict")
@@ -146,6 +146,7 @@ def main() -> None:
                         help="time dpcore audit all instead of the mechanism throughput table")
     parser.add_argument("--workers", type=int, default=None, help="process-pool size for --audit-all")
     parser.add_argument("--cold", action="store_true", help="no warm-up run before --audit-all")
+    parser.add_argument("--seed", type=int, default=0, help="root seed of the --audit-all run")
     parser.add_argument("--per-step-power", action="store_true",
                         help="simulate per-step canaries against the final-model audit of composed Gaussian steps")
     parser.add_argument("--trials", type=int, default=1_000_000, help="trials per side for run_audit")
@@ -158,7 +159,7 @@ def main() -> None:
         per_step_power()
         return
     if args.audit_all is not None:
-        audit_all_timing(args.audit_all, args.workers, args.cold)
+        audit_all_timing(args.audit_all, args.workers, args.cold, args.seed)
         return
 
     rows: List[Tuple[str, str, float, float]] = []

@@ -28,8 +28,13 @@ def _statistics(X, y):
     return float(np.linalg.eigvalsh(XX)[0]), XX, X.T @ np.asarray(y, dtype=np.float64)
 
 
+def _row_datasets(name):
+    """The (D, D′) the ``audit all`` row runs on (base records on the axes, audits.solver_targets.canary_datasets)."""
+    return tg.solver_target(name, 1.0, 1e-5).sampler.datasets
+
+
 def test_canary_pair_reaches_the_xty_sensitivity_and_leaves_the_other_releases_equal():
-    (X, y), (Xp, yp) = canary_datasets(100, 3, "replace_one")
+    (X, y), (Xp, yp) = _row_datasets("adassp")
     Y = SOLVER_SETTINGS["adassp"]["target_bound"]
     assert np.max(np.abs(y)) <= Y and np.max(np.abs(yp)) <= Y
     assert np.max(np.linalg.norm(Xp, axis=1)) <= COMMON_SETTINGS["data_norm_bound"]
@@ -43,10 +48,12 @@ def test_canary_pair_reaches_the_xty_sensitivity_and_leaves_the_other_releases_e
 
 def test_target_claim_is_the_solvers_own_epsilon():
     target = tg.solver_target("adassp", 1.0, 1e-5)
-    (X, y), _ = canary_datasets(100, 3, "replace_one")
-    res = ss.adassp(X, y, epsilon=1.0, delta=1e-5, data_norm_bound=1.0, target_bound=10.0, rng=0)
+    _, (X, y) = target.sampler.datasets
+    res = ss.adassp(X, y, epsilon=1.0, delta=1e-5, data_norm_bound=1.0, target_bound=10.0, rng=0,
+                    budget_split=SOLVER_SETTINGS["adassp"]["budget_split"])
     assert target.claimed_epsilon == res.privacy.epsilon and target.claimed_epsilon <= 1.0
-    assert target.relation == "replace_one" and target.noise_family == "other"
+    # three un-sampled Gaussian releases: exactly μ-GDP, so the row may use the GDP estimator
+    assert target.relation == "replace_one" and target.noise_family == "gaussian"
     assert "adassp" in tg.SOLVER_NAMES and SOLVER_TRIALS["adassp"][0] <= 400
 
 
@@ -110,7 +117,7 @@ def _joint_matrix(X, y, k):
 
 def test_canary_pair_reaches_the_joint_sensitivity():
     """The mirror pair moves G = ZᵀZ by the joint release's full replace-one sensitivity √2·(2X²)."""
-    (X, y), (Xp, yp) = canary_datasets(100, 3, "replace_one")
+    (X, y), (Xp, yp) = _row_datasets("adassp_joint")
     Y = SOLVER_SETTINGS["adassp_joint"]["target_bound"]
     k = COMMON_SETTINGS["data_norm_bound"] / Y
     diff = _joint_matrix(Xp, yp, k) - _joint_matrix(X, y, k)
@@ -121,7 +128,7 @@ def test_canary_pair_reaches_the_joint_sensitivity():
 
 def test_joint_target_claim_is_the_solvers_own_epsilon():
     target = tg.solver_target("adassp_joint", 1.0, 1e-5)
-    (X, y), _ = canary_datasets(100, 3, "replace_one")
+    _, (X, y) = target.sampler.datasets
     res = ss.adassp(X, y, epsilon=1.0, delta=1e-5, data_norm_bound=1.0, target_bound=10.0, variant="joint", rng=0)
     assert target.claimed_epsilon == res.privacy.epsilon and target.claimed_epsilon <= 1.0
     assert target.name == "adassp_joint" and target.relation == "replace_one"
