@@ -2,8 +2,8 @@
 
 False alarms: the "pass" and "violated" verdicts below are Clopper–Pearson tests at 95% confidence with fixed
 seeds (a correct solver is flagged with probability ≤ 5% per seed; seed 0 is pinned, so the test is
-deterministic). Measured at 400 trials per side: correct ε_lb = 0 for a claim of 1; planted ε_lb 1.34 (seed 0),
-1.37–1.60 on seeds 1–5. The noise-off run (ε = ∞) and the quick-budget pass are covered
+deterministic). Measured at 400 trials per side on the row's canary (axes base, budget on Xᵀy): correct ε_lb = 0
+for a claim of 1; planted ε_lb 2.06 / 2.58 / 2.05 on seeds 0–2 (1.34–1.60 with the earlier isolated-column base). The noise-off run (ε = ∞) and the quick-budget pass are covered
 with every solver in tests/audits/test_targets.py.
 """
 
@@ -147,9 +147,9 @@ def test_joint_planted_run_scales_labels_for_unit_bound_and_restores_the_solver(
 
 @pytest.mark.slow
 def test_correct_joint_adassp_passes_and_planted_bug_is_caught_by_the_same_attack():
-    """2 000 trials per side (≈ 30 s each on a shared 2-core machine). Measured at seed 0: correct ε_lb 0.06
-    (claim 1); planted 1.19, and 1.83 / 1.44 / 1.24 on seeds 1–3; at 400 trials the planted bug reads only
-    0.65–0.85, because the posterior mean mixes the noise of the other coordinates into θ̂·e_d."""
+    """2 000 trials per side (≈ 30 s each on a shared 2-core machine). Measured on the row's canary (axes base,
+    θ̂·e_d ≈ the noisy cross entry over n/d): correct ε_lb 0.18 / 0.25 / 0.27 on seeds 0–2 (claim 1); planted
+    3.32 / 3.39 / 3.58 (1.19–1.83 with the earlier isolated-column base, whose θ̂·e_d divided by a noisy 1)."""
     trials = pb.CATALOGUE[JOINT_BUG].trials
     correct = run_audit(tg.solver_target("adassp_joint", 1.0, 1e-5), trials, estimator="clopper-pearson", seed=0,
                         batch_size=100)
