@@ -22,6 +22,9 @@ estimators, power predictions) against its documented budget (:data:`~audits.lib
 and the number of solver rows with ε_lb ≥ 0.3. A warm-up quick run first fills the Numba cache
 unless ``--cold``.
 
+``--row-costs`` instead prints the CPU milliseconds per run of every solver and robustness row and what the
+quick and full budgets spend on runs (one process, so budgets compare under the same machine load).
+
 ``--ideal-dp-gd`` instead prints the ideal final-model attack on DP-GD's release (Gaussian scores at the exact μ
 of the event DP-GD reports), calibrated with the RDP accountant and with ``accountant="auto"``: the row's score
 is sufficient for that release, so this is the most the row can show (40 seeds at 6 000 runs per side).
@@ -144,6 +147,32 @@ def per_step_power(seeds=range(10), steps: int = 20, delta: float = 1e-5, rows: 
               f"{np.median(p):.3f} [{p.min():.3f}, {p.max():.3f}] |")
 
 
+def row_costs(runs: int = 200) -> None:
+    """CPU milliseconds per solver run of every solver / robustness row of ``audit all`` (``--row-costs``), and the
+    CPU seconds its quick and full budgets spend on runs (estimators, targets and calibration not included) —
+    comparable between budgets measured in one process, unlike CPU totals of runs under different machine load."""
+    import time as _time
+
+    from audits.library_audit import ROBUSTNESS_TRIALS, SOLVER_TRIALS
+    from audits.robustness_checks import ROBUSTNESS_NAMES, robustness_target
+    from audits.targets import SOLVER_NAMES, solver_target
+
+    rows = [(name, solver_target(name, 1.0, 1e-5), SOLVER_TRIALS[name]) for name in SOLVER_NAMES]
+    rows += [(name, robustness_target(name, 1.0, 1e-5), ROBUSTNESS_TRIALS) for name in ROBUSTNESS_NAMES]
+    totals = np.zeros(2)
+    print(f"{'row':40s} {'ms/run':>7s} {'quick':>6s} {'full':>6s} {'full CPU s':>10s}")
+    for name, target, (quick, full) in rows:
+        rng = np.random.default_rng(0)
+        target.sample(0, 5, rng)  # first call: imports, compilation
+        start = _time.process_time()
+        target.sample(0, runs, rng)
+        target.sample(1, runs, rng)
+        per_run = (_time.process_time() - start) / (2 * runs)
+        totals += 2 * per_run * np.array([quick, full])
+        print(f"{name:40s} {1e3 * per_run:7.2f} {quick:6d} {full:6d} {2 * per_run * full:10.1f}")
+    print(f"solver and robustness runs: quick {totals[0]:.1f} CPU s, full {totals[1]:.1f} CPU s")
+
+
 def ideal_final_model(seeds=range(40), runs: int = 6_000, delta: float = 1e-5, rows: int = 30) -> None:
     """The ideal final-model attack on DP-GD's release (``--ideal-dp-gd``): the row's score w·e_d is N(0, 1) on D and
     N(μ, 1) on D′ after scaling, μ = exact_gdp_mu of the event DP-GD reports (20 steps, claim (1, δ)); calibrated
@@ -182,6 +211,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="root seed of the --audit-all run")
     parser.add_argument("--per-step-power", action="store_true",
                         help="simulate per-step canaries against the final-model audit of composed Gaussian steps")
+    parser.add_argument("--row-costs", action="store_true",
+                        help="CPU ms per run of every solver row and the CPU its budgets spend on runs")
     parser.add_argument("--ideal-dp-gd", action="store_true",
                         help="the ideal final-model attack on DP-GD's release, RDP- vs tightly calibrated")
     parser.add_argument("--trials", type=int, default=1_000_000, help="trials per side for run_audit")
@@ -192,6 +223,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.per_step_power:
         per_step_power()
+        return
+    if args.row_costs:
+        row_costs()
         return
     if args.ideal_dp_gd:
         ideal_final_model()
