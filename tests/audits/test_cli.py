@@ -205,11 +205,12 @@ def test_progress_goes_to_stderr_unless_quiet(fake_targets, capsys, monkeypatch)
 
 # ------------------------------------------------------------------ power of a single audit (real library targets)
 def test_powerless_single_audit_reads_no_power_and_exits_3(capsys):
-    """Issue 25 review: 100 trials cannot see dp_gd with half its noise (predicted power 0.34 < 1/2); the audit
-    said "pass", exit 0, as if it were evidence. Now "no power" with the reason, exit 3; 2000 trials catch it."""
+    """Issue 25 review: 100 trials cannot see dp_gd with half its noise (predicted power 0.43 < 1/2 — 0.34 when the
+    row was RDP-calibrated, its release then 0.915-DP); the audit said "pass", exit 0, as if it were evidence. Now
+    "no power" with the reason, exit 3; 2000 trials catch it."""
     argv = ["solver", "dp_gd", "--epsilon", "1", "--delta", "1e-5", "--planted", "half-noise", "--quiet"]
     code, out, _ = _run(argv + ["--trials", "100"], capsys)
-    assert code == 3 and "no power" in out and "predicted power 0.34 < 0.5" in out and "more --trials" in out
+    assert code == 3 and "no power" in out and "predicted power 0.43 < 0.5" in out and "more --trials" in out
     code, out, _ = _run(argv + ["--trials", "2000", "--json"], capsys)
     record = json.loads(out)
     assert code == 1 and record["verdict"] == "violated"
