@@ -94,15 +94,21 @@ def _search_cut(piece: Piece, side: int, tail: float) -> float:
     while mass(outer) > tail:
         inner, step = outer, 2.0 * step
         outer = inner + side * step
-    for _ in range(30):  # tighten: a cut (smallest found in |x|-distance) with mass ≤ tail
-        mid = 0.5 * (inner + outer)
-        if mid in (inner, outer):
+    return _bisect_cut(mass, tail, outer, inner, 30)  # tighten: the cut nearest the mass found
+
+
+def _bisect_cut(mass, tail: float, valid: float, invalid: float, rounds: int) -> float:
+    """Bisect between ``valid`` (tail ``mass`` ≤ ``tail``) and ``invalid`` (> ``tail``) for at most
+    ``rounds`` halvings; returns the last point that passed the test (a valid cut)."""
+    for _ in range(rounds):
+        mid = 0.5 * (valid + invalid)
+        if mid in (valid, invalid):
             break
         if mass(mid) <= tail:
-            outer = mid
+            valid = mid
         else:
-            inner = mid
-    return outer
+            invalid = mid
+    return valid
 
 
 def _cut_towards_mass(piece: Piece, side: int, tail: float, valid: float, mass) -> float:
@@ -123,15 +129,7 @@ def _cut_towards_mass(piece: Piece, side: int, tail: float, valid: float, mass) 
             probe = valid - side * step
     if not (probe < end if side < 0 else probe > end):
         probe = end
-    for _ in range(60):  # valid: tail ≤ tail; probe: tail > tail
-        mid = 0.5 * (valid + probe)
-        if mid in (valid, probe):
-            break
-        if mass(mid) <= tail:
-            valid = mid
-        else:
-            probe = mid
-    return valid
+    return _bisect_cut(mass, tail, valid, probe, 60)
 
 
 def _piece_plan(piece: Piece, tail: float) -> Tuple[float, float, float, float, float, float]:
