@@ -19,7 +19,7 @@ the fit is ``RepeatAndSelectEvent(run, K, η)``; z₀ and z_s (the score's share
 μ² = 1/z₀² + 1/z_s²) are calibrated so that the whole selection meets the user's (ε, δ) with the RDP
 accountant, and each candidate's own event is checked against the run's curve before its result is
 used. ``privacy_`` is the selection's guarantee; ``tuning_`` states the share of one run and of the
-selection.
+selection (and, like :mod:`algorithms.tune_retrain`, never K: the bound covers the best run's output with K hidden).
 
 **No run (Poisson).** Papernot & Steinke's Poisson variant draws K = 0 with probability e^{−E[K]}, and the
 selection then outputs ⊥ (nothing). The estimator must still return a model, and drawing K again is not
@@ -303,7 +303,7 @@ def fit_tuned(est: Any, X: np.ndarray, y: np.ndarray) -> Any:
     est.solver_ = "constant" if cand.get("constant") else "dp_gd"
     est.tuning_ = {
         "candidates": opts["candidates"], "distribution": opts["distribution"], "shape": selection.shape,
-        "runs": runs, "grid_size": len(grid), "run_training_epsilon": run_eps, "chosen": dict(cand), "noisy_accuracy": score / n if runs else None,
+        "grid_size": len(grid), "run_training_epsilon": run_eps, "chosen": dict(cand), "noisy_accuracy": score / n if runs else None,
         "one_run_epsilon": one_run.epsilon, "selection_epsilon": privacy.epsilon - one_run.epsilon,
         "score_share": opts["score_share"], "noise_multiplier": z0, "score_noise_multiplier": zs,
         "fallback_noise_multiplier": None if event is selection else z0,  # Poisson: in selection_epsilon too

@@ -39,6 +39,9 @@ selection's (ε_sel′, δ_sel) — its own RDP → (ε, δ) bound, ε_sel′ �
 (ε_fin′, δ_fin′): ``ComposedEvent([ApproxDpEvent(ε_sel′, δ_sel), ApproxDpEvent(ε_fin′, δ_fin′)])`` under the
 ``"composition"`` accountant, so ε = ε_sel′ + ε_fin′ ≤ ε. ``tuning_`` states the two shares; the final run's
 own event is ``final_event_``.
+Neither method reports the number of runs K: Papernot &
+Steinke's bound covers the best run's output with K hidden, and the pair (K, best noisy score) is not covered —
+with K's heavy tail a reviewer measured δ 34–1400× the claimed 1e-5 for it (E[K] = 5, η = −0.5).
 """
 
 from __future__ import annotations
@@ -251,7 +254,7 @@ def _fit_untuned(est: Any, X: Any, y: np.ndarray, score_noise: float) -> Any:
         fit_auto(est, X, y)
     else:
         est._fit_weights(X, y, {}, {})
-    est.tuning_ = {"method": "retrain", "skipped": True, "score_noise": score_noise, "runs": 0,
+    est.tuning_ = {"method": "retrain", "skipped": True, "score_noise": score_noise,
                    "selection_epsilon": 0.0, "final_epsilon": est.privacy_.epsilon}
     return est
 
@@ -325,11 +328,13 @@ def fit_retrained(est: Any, X: Any, y: np.ndarray, opts: Dict[str, Any], rng: np
     est.solver_ = "dp_gd"
     est.tuning_ = {
         "method": "retrain", "candidates": opts["candidates"], "distribution": opts["distribution"],
-        "shape": repeat.shape, "runs": runs, "grid_size": len(grid), "chosen": dict(spec),
+        "shape": repeat.shape, "grid_size": len(grid), "chosen": dict(spec),
         "chosen_params": cfg, "subsample_rows": m, "run_training_epsilon": run_eps,
         "noisy_accuracy": score / m if runs else None, "noise_multiplier": z0, "score_noise_multiplier": zs,
         "score_share": opts["score_share"], "selection_epsilon": sel.epsilon, "selection_delta": delta_sel,
-        "selection_certified": sel.certified,
+        "selection_certified": sel.certified,  # mpmath conversion; the leaves it re-ran with the fast code:
+        "selection_recomputed_by_the_fast_code": list(sel.details.get("certification", {}).get(
+            "recomputed_by_the_fast_code", [])),
         "final_epsilon": fin.epsilon, "final_delta": fin.delta,
         "analysis": "subsampled repeat-and-select (Papernot & Steinke 2022 in Wang-Balle-Kasiviswanathan 2019 "
                     "Thm 9, RDP) composed with the final DP-GD run by basic composition (Koskela et al. 2023)",

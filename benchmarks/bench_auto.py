@@ -117,7 +117,7 @@ def tune(args) -> None:
     for i, opt in enumerate(settings):
         print(f"tune setting {i}: tune={opt!r}")
     print("| data | ε | setting | default mean | default worst | tune= mean | tune= worst | tune= − default (paired) "
-          "| SE | win outside 2 SE | tune= seeds worse than majority | runs (mean) | selection ε |")
+          "| SE | win outside 2 SE | tune= seeds worse than majority | selection ε |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets.split(","):
         data = splits(name, args.seeds)
@@ -141,11 +141,10 @@ def tune(args) -> None:
                     continue
                 diff = tuned - base
                 se = diff.std(ddof=1) / np.sqrt(args.seeds)
-                runs = np.mean([f.tuning_["runs"] for f in fits])
                 sel = fits[0].tuning_["selection_epsilon"]
                 print(f"| {name} | {eps:g} | {i} | {base.mean():.4f} | {base.max():.4f} | {tuned.mean():.4f} | "
                       f"{tuned.max():.4f} | {diff.mean():+.4f} | {se:.4f} | {'yes' if diff.mean() < -2 * se else 'no'} | "
-                      f"{int(np.sum(tuned > majs + 1e-12))} | {runs:.1f} | {sel:.3g} |", flush=True)
+                      f"{int(np.sum(tuned > majs + 1e-12))} | {sel:.3g} |", flush=True)
 
 
 def main() -> None:

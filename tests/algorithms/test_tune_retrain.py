@@ -52,7 +52,7 @@ def _recomputed_epsilon(model, calls, n, delta=1e-5):
     t = model.tuning_
     tuning, final = calls[:-1], calls[-1]
     assert final["epsilon"] is not None and final["rows"] == n and all(c["epsilon"] is None for c in tuning)
-    assert len(tuning) == t["runs"]
+    assert "runs" not in t  # K is not released (Papernot–Steinke's bound covers the best run only)
     rows = {c["rows"] for c in tuning} or {t["subsample_rows"]}
     assert len(rows) == 1
     m = rows.pop()
@@ -72,7 +72,7 @@ def test_retrain_privacy_includes_the_selection_recomputed_from_what_ran(spy):
     m = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune=TUNE, random_state=7).fit(X, y)
     total, sel, fin = _recomputed_epsilon(m, spy, 4000)
     t = m.tuning_
-    assert t["subsample_rows"] == 1000 and t["runs"] >= 1
+    assert t["subsample_rows"] == 1000 and len(spy) >= 2
     assert m.privacy_.epsilon == pytest.approx(total, rel=1e-9) and m.privacy_.epsilon <= 1.0
     assert m.privacy_.relation == "replace_one" and m.privacy_.delta == 1e-5
     assert sel > 0.1 and fin <= 0.8 and t["selection_epsilon"] == pytest.approx(sel, rel=1e-9)
@@ -135,7 +135,7 @@ def test_poisson_with_no_run_trains_the_public_fallback_and_is_still_accounted(s
     with warnings.catch_warnings(record=True) as caught:  # seed 2 draws K = 0 (after its subsample draw)
         warnings.simplefilter("always")
         m = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune=tune, random_state=2).fit(X, y)
-    assert m.tuning_["runs"] == 0
+    assert m.tuning_["noisy_accuracy"] is None
     assert any(issubclass(w.category, NoTuningRunWarning) for w in caught)
     assert len(spy) == 1 and m.tuning_["chosen"] == tune_retrain.RETRAIN_GRID[0]
     total, sel, _ = _recomputed_epsilon(m, spy, 1000)
@@ -228,7 +228,7 @@ def test_too_little_data_skips_the_selection_and_fits_the_default(monkeypatch):
     with pytest.warns(tune_retrain.TuningSkippedWarning, match=r"n = 500 rows and epsilon = 1 .* standard deviation"):
         m = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune={"method": "retrain"}, random_state=5).fit(X, y)
     default = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], random_state=5).fit(X, y)
-    assert m.tuning_["skipped"] and m.tuning_["score_noise"] > 0.01 and m.tuning_["runs"] == 0
+    assert m.tuning_["skipped"] and m.tuning_["score_noise"] > 0.01 and "runs" not in m.tuning_
     assert np.array_equal(m.coef_, default.coef_) and m.privacy_ == default.privacy_ and m.solver_ == default.solver_
 
 
@@ -238,3 +238,27 @@ def test_epsilon_below_the_selections_floor_skips_it_too():
     with pytest.warns(tune_retrain.TuningSkippedWarning, match="below the floor"):
         m = DPLogisticRegression(epsilon=0.1, classes=[-1, 1], tune={"method": "retrain"}, random_state=5).fit(X, y)
     assert m.tuning_["skipped"] and m.tuning_["score_noise"] == math.inf and m.privacy_.epsilon <= 0.1
+
+
+def test_each_tuning_score_is_a_count_on_the_subsample(spy, monkeypatch):
+    """What the score release reads (reviewer's test gap: the privacy test took the score noise from tuning_ and
+    never looked at the score): every noiseless score is a count of correctly classified rows of the m-row
+    subsample the tuning runs trained on — an integer in [0, m], so its replace-one sensitivity is 1, as the
+    score noise z_s assumes. A score scaled ×10 or computed on all n rows (no subsampling amplification) fails."""
+    scored = []
+    original = tune_retrain._score
+
+    def recording(model, X, y):
+        value = original(model, X, y)
+        scored.append((getattr(X, "n", None) or X.shape[0], len(y), value))
+        return value
+
+    monkeypatch.setattr(tune_retrain, "_score", recording)
+    X, y, _ = make_classification(4000, 5, seed=3)
+    m = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], tune=TUNE, random_state=7).fit(X, y)
+    rows = m.tuning_["subsample_rows"]
+    tuning_rows = {c["rows"] for c in spy[:-1]}
+    assert scored and len(scored) == len(spy) - 1 and tuning_rows == {rows} == {1000}
+    for n_scored, n_labels, value in scored:
+        assert n_scored == n_labels == rows
+        assert value == int(value) and 0 <= value <= rows
