@@ -87,7 +87,7 @@ import numpy as np
 import dpcore
 from dpcore._jit import jit
 from dpcore._validation import (
-    check_choice, check_half_open_unit, check_open_unit, check_positive, check_positive_int,
+    check_choice, check_half_open_unit, check_open_unit, check_positive, check_positive_int, check_sampling_rate,
 )
 from dpcore.events import ComposedEvent, DpSrmEvent, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from mechanisms.base import least_noise_scale
@@ -155,18 +155,11 @@ def averaged_iterate(iterates: np.ndarray, output: str, *, tail_fraction: float 
     if T < 1:
         raise ValueError(f"iterates must hold θ⁰ and at least one step; got shape {iterates.shape}")
     if output == "tail_average":
-        k = math.ceil(check_fraction(tail_fraction) * T)
+        k = math.ceil(check_sampling_rate("tail_fraction", tail_fraction) * T)
         return iterates[T - k + 1:].mean(axis=0)
     rho = check_half_open_unit("ema_decay", ema_decay)
     weights = rho ** np.arange(T - 1, -1, -1, dtype=np.float64)  # θ¹ … θᵀ; ρ^(T−1) may underflow to 0: harmless
     return weights @ iterates[1:] / weights.sum()
-
-
-def check_fraction(tail_fraction: float) -> float:
-    f = check_positive("tail_fraction", tail_fraction)
-    if f > 1.0:
-        raise ValueError(f"tail_fraction must be in (0, 1]; got {tail_fraction!r}")
-    return f
 
 
 def dp_srm_sensitivities(clip_norm: float, diff_clip_norm: float, momentum: float) -> tuple[float, float]:
@@ -504,7 +497,7 @@ def dp_srm(
         raise ValueError(f"ema_decay is for output='ema'; got output={output!r}")
     average = {}  # averaged_iterate's keyword for the output chosen, checked here (before any work)
     if output == "tail_average":
-        average["tail_fraction"] = TAIL_FRACTION if tail_fraction is None else check_fraction(tail_fraction)
+        average["tail_fraction"] = TAIL_FRACTION if tail_fraction is None else check_sampling_rate("tail_fraction", tail_fraction)
     elif output == "ema":
         average["ema_decay"] = EMA_DECAY if ema_decay is None else check_half_open_unit("ema_decay", ema_decay)
     check_choice("calibration", calibration, ("accountant", "paper"))

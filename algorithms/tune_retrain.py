@@ -267,15 +267,10 @@ def fit_retrained(est: Any, X: Any, y: np.ndarray, opts: Dict[str, Any], rng: np
     from .auto_solver import adopt, fitted_copy
     from .model_selection import NoTuningRunWarning, run_candidate, validated_selection
 
-    from dpcore._validation import _as_real
+    from dpcore._validation import _as_real, check_open_unit, check_sampling_rate
 
-    q, share = _as_real("tune subsample", opts["subsample"]), _as_real("tune selection_share", opts["selection_share"])
-    if not 0.0 < q <= 1.0:
-        raise ValueError(f"tune subsample must be in (0, 1] (the fraction of rows the tuning runs see); got "
-                         f"{opts['subsample']!r}")
-    if not 0.0 < share < 1.0:
-        raise ValueError(f"tune selection_share must be in (0, 1) (the share of epsilon spent on the selection); got "
-                         f"{opts['selection_share']!r}")
+    q = check_sampling_rate("tune subsample", opts["subsample"])  # the fraction of rows the tuning runs see
+    share = check_open_unit("tune selection_share", opts["selection_share"])  # the share of ε spent on selecting
     if not est.delta > 0.0:
         raise ValueError(f"tune needs delta in (0, 1) (Gaussian tuning runs); got delta={est.delta!r}")
     n, d = X.shape
