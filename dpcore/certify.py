@@ -48,11 +48,14 @@ def mp_rdp_to_epsilon(order: mpmath.mpf, rdp: mpmath.mpf, delta: mpmath.mpf, met
 
 
 def _mp_total_rdp(event: PrivacyEvent, order: float, dps: int, repeated: Set[str], repair: bool = False) -> mpmath.mpf:
-    """Total RDP at one order in mpmath (``repair``: repeat-and-select nodes also from higher orders).
+    """Total RDP at one order in mpmath: compositions summed, each other node by :func:`_mp_node_rdp`.
 
-    Independent routes: Gaussian leaves α/(2σ²) in mpmath; Poisson-subsampled Gaussian leaves by the
-    mpmath binomial sum (integer α) or quadrature (fractional α). Other leaves are re-evaluated by
-    the fast code and their type names added to ``repeated``.
+    ``repair``: each such node's value is also taken from the default orders above ``order``, the least
+    kept — the fast path's repair (``rdp_accountant._nondecreasing``: Rényi divergence is non-decreasing in
+    α, so a bound at α' ≥ α holds at α), which lowers bounds that are not monotone in the order (e.g.
+    Papernot & Steinke's log E[K]/(λ − 1) term). The sum of the nodes' repaired values is at most the fast
+    path's value, which repairs the same nodes and their sums. One evaluation per order, so the caller asks
+    for it only when the plain recomputation does not certify.
     """
     from .events import ComposedEvent, NoOpEvent, SelfComposedEvent
 
@@ -64,28 +67,35 @@ def _mp_total_rdp(event: PrivacyEvent, order: float, dps: int, repeated: Set[str
         return mpmath.mpf(0)
     if isinstance(event, PoissonSampledEvent) and event.sampling_rate == 1.0:
         return _mp_total_rdp(event.event, order, dps, repeated, repair)
+    if not repair:
+        return _mp_node_rdp(event, order, dps, repeated)
+    from .rdp_accountant import DEFAULT_ORDERS
+
+    above = [float(order)] + [float(a) for a in DEFAULT_ORDERS if a > order]
+    return min(_mp_node_rdp(event, a, dps, repeated) for a in above)
+
+
+def _mp_node_rdp(event: PrivacyEvent, order: float, dps: int, repeated: Set[str]) -> mpmath.mpf:
+    """RDP of one non-composition node at one order in mpmath.
+
+    Independent routes: Gaussian leaves α/(2σ²) in mpmath; Poisson-subsampled Gaussian leaves by the
+    mpmath binomial sum (integer α) or quadrature (fractional α); truncated Poisson steps and
+    repeat-and-select from their formulas, inner events recursively. Other leaves are re-evaluated by
+    the fast code and their type names added to ``repeated``.
+    """
     if isinstance(event, GaussianEvent):
         return mpmath.mpf(order) / (2 * mpmath.mpf(event.noise_multiplier) ** 2)
     if isinstance(event, TruncatedPoissonSampledEvent):  # the direct sum of its branches, in mpmath
         from .truncation import truncated_poisson_branches
 
         a = mpmath.mpf(order)
-        terms = [mpmath.mpf(w) * mpmath.exp((a - 1) * _mp_total_rdp(step, order, dps, repeated, repair))
+        terms = [mpmath.mpf(w) * mpmath.exp((a - 1) * _mp_total_rdp(step, order, dps, repeated))
                  for w, step in truncated_poisson_branches(event)]
         return max(mpmath.log(mpmath.fsum(terms)), mpmath.mpf(0)) / (a - 1)
     from .selection import RepeatAndSelectEvent, mp_repeat_and_select_rdp
 
     if isinstance(event, RepeatAndSelectEvent):  # Papernot & Steinke's formulas in mpmath, inner recursively
-        # Their bound is not monotone in the order (the log E[K]/(λ − 1) term), and the fast path
-        # repairs it from higher orders (rdp_accountant._nondecreasing: Rényi divergence is
-        # non-decreasing in α, so a bound at α' ≥ α holds at α); the recomputation does the same
-        # over the default orders above this one (``repair``: only when the plain recomputation
-        # does not certify, since it costs one evaluation per order).
-        from .rdp_accountant import DEFAULT_ORDERS
-
-        above = [float(order)] + ([float(a) for a in DEFAULT_ORDERS if a > order] if repair else [])
-        return min(mp_repeat_and_select_rdp(event, a, lambda b: _mp_total_rdp(event.event, b, dps, repeated, repair),
-                                            dps) for a in above)
+        return mp_repeat_and_select_rdp(event, order, lambda b: _mp_total_rdp(event.event, b, dps, repeated), dps)
     poisson_gaussian = (isinstance(event, PoissonSampledEvent) and isinstance(event.event, GaussianEvent)
                         and event.relation == "add_remove")
     if poisson_gaussian and not float(order).is_integer():
