@@ -11,6 +11,11 @@ Modes (one table each, every fit in one process):
 ``--sweep``     every fixed solver with its defaults, the default ``DPLogisticRegression()`` ("auto") and the
                 majority class, per data set and ε; the closing table states, per (data set, ε), the best fixed
                 solver, the default's gap to it and whether the default ever lost to the majority class.
+``--tune-oracle`` the head-room any selection over ``tune=``'s grid could have (not a private method): each grid
+                configuration trained on all rows at the final run's ε (``--share`` of ε spent elsewhere, as
+                ``tune=`` does; ``--share 0``: the whole ε), against the default on the same split and seed; per
+                seed the configuration with the lowest *test* error (an oracle no private selection can beat) and
+                the configuration best on average over the seeds (chosen with every seed's test error in hand).
 ``--tune``      ``DPLogisticRegression(tune=...)`` (private selection within the same total ε) against the default,
                 paired by seed (same split, same seed): mean, worst seed, the paired difference and its standard
                 error; ``--tune-options '[{"method": "retrain"}, true]'`` compares tune= settings (JSON; default ``tune=True``)
@@ -147,6 +152,43 @@ def tune(args) -> None:
                       f"{int(np.sum(tuned > majs + 1e-12))} | {sel:.3g} |", flush=True)
 
 
+def tune_oracle(args) -> None:
+    """Upper bounds on what selecting over ``tune=``'s grid could gain (module docstring, ``--tune-oracle``)."""
+    from algorithms.estimators import DPLogisticRegression
+    from algorithms.tune_retrain import retrain_config, retrain_grid, selection_budget
+
+    delta = 1e-5
+    print(f"share of ε not given to the final run: {args.share:g}")
+    print("| data | ε | final run's ε | default mean | per-seed oracle mean | oracle − default (paired) | SE | "
+          "best arm on average | its mean | its − default | SE |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in args.datasets.split(","):
+        data = splits(name, args.seeds)
+        if data is None:
+            continue
+        for eps in (float(e) for e in args.eps.split(",")):
+            eps_fin, delta_fin = (eps, delta) if args.share == 0 else selection_budget(eps, delta, args.share)[2:]
+            base, _ = errors(lambda s: DPLogisticRegression(epsilon=eps, classes=[-1, 1], random_state=s), data,
+                             args.seeds)
+            grid = retrain_grid(data[0][0].shape[0], eps_fin)
+            arms = np.empty((len(grid), args.seeds))
+            for i, spec in enumerate(grid):
+                def make(s, spec=spec):
+                    cfg = retrain_config(spec, data[s][0].shape[0], eps_fin, 1.0)
+                    return DPLogisticRegression(
+                        solver="dp_gd", epsilon=eps_fin, delta=delta_fin, alpha=cfg["alpha"], classes=[-1, 1],
+                        intercept_scaling=cfg["intercept_scaling"], random_state=s,
+                        solver_params={k: cfg[k] for k in ("steps", "learning_rate", "momentum")})
+                arms[i] = errors(make, data, args.seeds)[0]
+            oracle = arms.min(axis=0) - base
+            best = int(np.argmin(arms.mean(axis=1)))
+            fixed = arms[best] - base
+            se = lambda v: v.std(ddof=1) / np.sqrt(args.seeds)  # noqa: E731
+            print(f"| {name} | {eps:g} | {eps_fin:.3g} | {base.mean():.4f} | {arms.min(axis=0).mean():.4f} | "
+                  f"{oracle.mean():+.4f} | {se(oracle):.4f} | {grid[best]} | {arms[best].mean():.4f} | "
+                  f"{fixed.mean():+.4f} | {se(fixed):.4f} |", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--datasets", default=",".join(RULE_DATASETS + HELD_OUT))
@@ -155,11 +197,15 @@ def main() -> None:
     p.add_argument("--solvers", default=",".join(FIXED))
     p.add_argument("--sweep", action="store_true")
     p.add_argument("--tune", action="store_true")
+    p.add_argument("--tune-oracle", action="store_true")
+    p.add_argument("--share", type=float, default=0.2, help="--tune-oracle: share of ε not given to the final run")
     p.add_argument("--tune-options", default="", help="tune= settings as JSON: a dict or a list of dicts (default: tune=True)")
     args = p.parse_args()
     warnings.simplefilter("ignore")  # fixed seeds warn (benchmark only)
     if args.tune:
         tune(args)
+    elif args.tune_oracle:
+        tune_oracle(args)
     else:
         sweep(args)
 
