@@ -495,7 +495,8 @@ def dp_srm(
         the PLD for these subsampled Gaussians). ``bench_nonconvex.py --calibration-time``: full batches, the
         default case, get a noise multiplier 0.91–0.92× the RDP one's at 0.9–1.2× its calibration time (≈ 20 ms
         for n = 124 … 49 990); minibatches b = n/10 and the paper's b = 100 get 0.46× / 0.56× the noise in
-        0.23× the time. ``"rdp"`` is the previous default.
+        0.23× the time. ``"rdp"`` is the previous default. (``calibration="paper"`` always reports with
+        ``"rdp"``: Lemma 3.7 is an RDP bound.)
     noise_multiplier : float, optional
         z = noise std / sensitivity of every release instead of calibrating (``epsilon`` None).
     trace : bool

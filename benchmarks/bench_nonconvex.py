@@ -46,12 +46,18 @@ features (:func:`table2_objective`), DP-SRM's defaults (C₁ = 0.85·G, accounta
 (C₁ = G, accountant "rdp") and options (averaged outputs, C₁ = 0.7·G, μ = 0.7).
 
 ``--averaging`` — DP-SRM's averaged outputs (``output="tail_average"`` / ``"ema"``, post-processing of the same
-run) and clip norms C₁ < G against its defaults (:func:`averaging`): training objective and test error on a9a,
-ijcnn1, the sweep's synthetic set, Adult, breast_cancer and digits (``--averaging-data``) at ε ∈ {0.2, 0.5, 1},
-sweep seeds 5000…, with the per-seed paired difference against the defaults.
+run) and clip norms C₁ = c·G against C₁ = G (:func:`averaging`): training objective and test error on a9a,
+ijcnn1, the sweep's synthetic set, Adult, breast_cancer and digits — and on the sets held out for the clip default,
+wine, synthetic_wide, synthetic_wide_large and synthetic_d20 (``--averaging-data``) — at ε ∈ {0.2, 0.5, 1}, sweep
+seeds 5000…, with the per-seed paired difference against the first of ``--averaging-settings``; ``--accountant``
+(default auto) for every row.
+
+``--calibration-time`` — wall time of DP-SRM's noise calibration with accountant "rdp" and "auto" for its typical
+(n, T, b) (:func:`calibration_time`).
 
 Usage: ``python benchmarks/bench_nonconvex.py [--seeds 10] [--hidden 16] [--skip-table2] [--skip-mlp]
-[--skip-throughput] [--srm-sweep] [--table2-objective] [--averaging [--averaging-data a9a,adult]]``. Data from
+[--skip-throughput] [--srm-sweep] [--table2-objective] [--calibration-time] [--averaging [--averaging-data
+a9a,adult] [--averaging-settings base,c085] [--accountant auto]]``. Data from
 ``../shared/data`` (skipped with a message when absent).
 """
 
