@@ -192,7 +192,8 @@ def test_noisy_extrapolated_run_releases_exactly_what_the_event_accounts_for(ind
 # Unit rows on which, at W0, some records' logistic gradients have norm in (0.85, 1] (margin ≤ −2): a clip at
 # 0.85·G binds on them and a clip at G = 1 would not — the two clips give different releases.
 _XU = X / np.linalg.norm(X, axis=1, keepdims=True)
-_W0 = -4.0 * np.linalg.lstsq(_XU, Y, rcond=None)[0] / np.linalg.norm(np.linalg.lstsq(_XU, Y, rcond=None)[0])
+_FIT = np.linalg.lstsq(_XU, Y, rcond=None)[0]
+_W0 = -4.0 * _FIT / np.linalg.norm(_FIT)  # pointing against the labels: the well-fitted records get margin ≤ −2
 
 
 def _check_default_clip_replay():
