@@ -386,6 +386,7 @@ def test_bad_input_names_the_argument(kwargs, name):
         dp_srm(X, Y, **base)
 
 
+@pytest.mark.filterwarnings("ignore::algorithms.DeterministicSeedWarning")  # seeds: tests only
 def test_estimator_runs_the_new_defaults():
     """DPLogisticRegression(solver="dp_srm") passes no clip: it gets C₁ = 0.85·G, G = √(R² + c²) the logistic
     Lipschitz bound of its rows (R = 1) with the intercept column c, and the "auto" accountant (PLD here)."""
