@@ -303,14 +303,14 @@ def _calibrated(name: str, kwargs: dict, dataset) -> Tuple[float, dict, PrivacyE
     Gradient-perturbation solvers (and AdaSSP) calibrate σ with the accountant on every call; the calibration is
     data-independent, so the trials reuse the σ/Δ of this first call (``noise_multiplier``) — the
     same releases, without re-running the accountant thousands of times. A solver given ``noise_multiplier`` still
-    reports the ε it spent, with its ``accountant``: the trials drop a :data:`_TIGHT` accountant for the solver's
-    cheap default (``"auto"`` runs the PLD on every call; the reported ε of a trial is not used).
+    reports the ε it spent, with its ``accountant``: the trials replace a :data:`_TIGHT` accountant by the cheap
+    ``"rdp"`` (``"auto"`` runs the PLD on every call; the reported ε of a trial is not used).
     """
     result = _solver(name)(*dataset, rng=0, **kwargs)
     if name in _NOISE_MULTIPLIER and math.isfinite(kwargs["epsilon"]):
         kwargs = dict(kwargs, epsilon=None, noise_multiplier=float(result.noise_multiplier))
         if kwargs.get("accountant") == _TIGHT["accountant"]:
-            del kwargs["accountant"]
+            kwargs["accountant"] = "rdp"  # cheap; "auto" (dp_srm's default too) runs the PLD on every call
     return float(result.privacy.epsilon), kwargs, result.event
 
 

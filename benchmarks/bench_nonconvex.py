@@ -42,15 +42,22 @@ against Opacus when ``/tmp/peers_nonconvex/bin/python`` has torch and opacus (a 
 skipped with a message otherwise).
 
 ``--table2-objective`` — Table 2 in the paper's own metric (issue 24): the training objective on raw a9a
-features (:func:`table2_objective`), DP-SRM's defaults and its options (averaged outputs, a clip below G, μ = 0.7).
+features (:func:`table2_objective`), DP-SRM's defaults (C₁ = 0.85·G, accountant "auto"), the previous defaults
+(C₁ = G, accountant "rdp") and options (averaged outputs, C₁ = 0.7·G, μ = 0.7).
 
 ``--averaging`` — DP-SRM's averaged outputs (``output="tail_average"`` / ``"ema"``, post-processing of the same
-run) and clip norms C₁ < G against its defaults (:func:`averaging`): training objective and test error on a9a,
-ijcnn1, the sweep's synthetic set, Adult, breast_cancer and digits (``--averaging-data``) at ε ∈ {0.2, 0.5, 1},
-sweep seeds 5000…, with the per-seed paired difference against the defaults.
+run) and clip norms C₁ = c·G against C₁ = G (:func:`averaging`): training objective and test error on a9a,
+ijcnn1, the sweep's synthetic set, Adult, breast_cancer and digits — and on the sets held out for the clip default,
+wine, synthetic_wide, synthetic_wide_large and synthetic_d20 (``--averaging-data``) — at ε ∈ {0.2, 0.5, 1}, sweep
+seeds 5000…, with the per-seed paired difference against the first of ``--averaging-settings``; ``--accountant``
+(default auto) for every row.
+
+``--calibration-time`` — wall time of DP-SRM's noise calibration with accountant "rdp" and "auto" for its typical
+(n, T, b) (:func:`calibration_time`).
 
 Usage: ``python benchmarks/bench_nonconvex.py [--seeds 10] [--hidden 16] [--skip-table2] [--skip-mlp]
-[--skip-throughput] [--srm-sweep] [--table2-objective] [--averaging [--averaging-data a9a,adult]]``. Data from
+[--skip-throughput] [--srm-sweep] [--table2-objective] [--calibration-time] [--averaging [--averaging-data
+a9a,adult] [--averaging-settings base,c085] [--accountant auto]]``. Data from
 ``../shared/data`` (skipped with a message when absent).
 """
 
@@ -209,15 +216,16 @@ def table2(seeds: int) -> None:
 
 
 TABLE2_OBJECTIVE = {  # issue 24: the paper's metric
-    "dp_srm (defaults, accountant rdp)": dict(accountant="rdp"),
-    "dp_srm (defaults, accountant auto)": dict(accountant="auto"),
-    "dp_srm (paper's settings, last iterate, accountant auto)": dict(defaults="paper", accountant="auto"),
-    # options (issue 24; chosen on nothing here — measured by --averaging on the sweep seeds, RESULTS.md)
-    "dp_srm (output='tail_average', accountant auto)": dict(output="tail_average", accountant="auto"),
-    "dp_srm (output='ema', accountant auto)": dict(output="ema", accountant="auto"),
-    "dp_srm (clip_norm=0.85, accountant auto)": dict(clip_norm=0.85, accountant="auto"),
-    "dp_srm (clip_norm=0.7, accountant auto)": dict(clip_norm=0.7, accountant="auto"),
-    "dp_srm (extrapolation=0.7, accountant auto)": dict(extrapolation=0.7, accountant="auto"),
+    "dp_srm (defaults: C₁ = 0.85·G, accountant auto)": {},
+    "dp_srm (C₁ = 0.85·G, accountant rdp)": dict(accountant="rdp"),
+    "dp_srm (C₁ = G, accountant auto)": dict(clip_norm=1.0),
+    "dp_srm (previous defaults: C₁ = G, accountant rdp)": dict(clip_norm=1.0, accountant="rdp"),
+    "dp_srm (paper's settings, last iterate)": dict(defaults="paper"),
+    # options on top of the defaults (issue 24; chosen on nothing here — measured by --averaging, RESULTS.md)
+    "dp_srm (output='tail_average')": dict(output="tail_average"),
+    "dp_srm (output='ema')": dict(output="ema"),
+    "dp_srm (clip_norm=0.7)": dict(clip_norm=0.7),
+    "dp_srm (extrapolation=0.7)": dict(extrapolation=0.7),
     "dp_gd (defaults, accountant auto)": dict(accountant="auto"),
 }
 
@@ -235,9 +243,9 @@ def table2_objective(seeds: int) -> None:
     scale = math.sqrt(15.0)
 
     print(f"\n## Table 2 in the paper's metric (training objective on raw a9a features), {seeds} seeds\n")
-    print("| ε | solver | training objective (sd) [worst seed] | paper's DP-SRM | test error (sd) [worst] | "
-          "majority-class test error |")
-    print("|---|---|---|---|---|---|")
+    print("| ε | solver | training objective (sd) [worst seed] | paper's DP-SRM | seeds ≤ paper's mean | "
+          "test error (sd) [worst] | majority-class test error |")
+    print("|---|---|---|---|---|---|---|")
     for eps in (0.2, 0.5):
         for name, kw in TABLE2_OBJECTIVE.items():
             fn = dp_gd if name.startswith("dp_gd") else dp_srm
@@ -248,25 +256,33 @@ def table2_objective(seeds: int) -> None:
                 assert res.privacy.epsilon <= eps
                 objs.append(objective_of(res.weights / scale, A, ytr))
                 errs.append(float(np.mean(np.where(Xte @ res.weights > 0, 1.0, -1.0) != yte)))
+            paper = PAPER[eps]["dp_srm"][0]
+            below = int(np.sum(np.array(objs) <= float(paper.split()[0])))
             print(f"| {eps} | {name} | {np.mean(objs):.4f} ({np.std(objs):.4f}) [{np.max(objs):.4f}] | "
-                  f"{PAPER[eps]['dp_srm'][0]} | {np.mean(errs):.4f} ({np.std(errs):.4f}) [{np.max(errs):.4f}] | "
+                  f"{paper} | {below} / {seeds} | {np.mean(errs):.4f} ({np.std(errs):.4f}) [{np.max(errs):.4f}] | "
                   f"{np.mean(yte > 0):.4f} |", flush=True)
 
 
-AVERAGING = {  # --averaging: DP-SRM's output (post-processing of the same run) and the clip norm C₁
-    "last iterate (default)": {},
-    "tail average, last ⌈T/2⌉": dict(output="tail_average"),
-    "EMA ρ = 0.9": dict(output="ema"),
-    "EMA ρ = 0.7": dict(output="ema", ema_decay=0.7),
-    "C₁ = 0.85·G, last iterate": dict(clip_scale=0.85),
-    "C₁ = 0.7·G, last iterate": dict(clip_scale=0.7),
+AVERAGING = {  # --averaging: key -> (row label, dp_srm arguments); C₁ = clip_scale·G (G = 1 on ‖x‖ ≤ 1)
+    "base": ("C₁ = G (the previous default), last iterate", dict(clip_scale=1.0)),
+    "tail": ("tail average, last ⌈T/2⌉, C₁ = G", dict(output="tail_average", clip_scale=1.0)),
+    "ema": ("EMA ρ = 0.9, C₁ = G", dict(output="ema", clip_scale=1.0)),
+    "ema07": ("EMA ρ = 0.7, C₁ = G", dict(output="ema", ema_decay=0.7, clip_scale=1.0)),
+    "c09": ("C₁ = 0.9·G, last iterate", dict(clip_scale=0.9)),
+    "c085": ("C₁ = 0.85·G, last iterate (the default)", dict(clip_scale=0.85)),
+    "c08": ("C₁ = 0.8·G, last iterate", dict(clip_scale=0.8)),
+    "c07": ("C₁ = 0.7·G, last iterate", dict(clip_scale=0.7)),
 }
 AVERAGING_SETS = ("a9a", "ijcnn1", "synthetic", "adult", "breast_cancer", "digits")
+# held out for the clip-norm default (issue 24 item 5): used to choose no DP-SRM default. synthetic_d20 is
+# benchmarks/datasets.py's "synthetic" (n = 20 000, d = 20; not the sweep's synthetic set above).
+HELD_OUT_SETS = ("wine", "synthetic_wide", "synthetic_wide_large", "synthetic_d20")
 
 
 def averaging_sets(only: str) -> dict:
     """{name: ((X_train, y_train), (X_test, y_test))} with unit rows + intercept (:func:`unit_rows`); Adult,
-    breast_cancer and digits (0 vs rest; split 0) from ``benchmarks/datasets.py`` (as bench_auto.py)."""
+    breast_cancer, digits (0 vs rest), wine (class 0 vs rest) and the synthetic_wide* sets (split 0) from
+    ``benchmarks/datasets.py`` (as bench_auto.py); ``synthetic_d20`` is its ``"synthetic"``."""
     from algorithms.synthetic import make_classification
     from datasets import load as load_split
 
@@ -274,59 +290,100 @@ def averaging_sets(only: str) -> dict:
     for key in only.split(","):
         if key in ("a9a", "ijcnn1"):
             (Xtr, ytr), (Xte, yte) = load(key, *((123, True) if key == "a9a" else (22, False)))
-        elif key in ("adult", "breast_cancer", "digits"):
-            split = load_split(key, directory=DATA)
+        elif key == "synthetic":
+            Xs, ys, _ = make_classification(60000, 10, scale=8.0, seed=3)
+            (Xtr, ytr), (Xte, yte) = (Xs[:40000], ys[:40000]), (Xs[40000:], ys[40000:])
+        else:
+            split = load_split("synthetic" if key == "synthetic_d20" else key, directory=DATA)
             if split is None:
                 continue
             Xtr, ytr, Xte, yte = split
-        else:
-            Xs, ys, _ = make_classification(60000, 10, scale=8.0, seed=3)
-            (Xtr, ytr), (Xte, yte) = (Xs[:40000], ys[:40000]), (Xs[40000:], ys[40000:])
         sets[key] = ((unit_rows(np.asarray(Xtr)), ytr), (unit_rows(np.asarray(Xte)), yte))
     return sets
 
 
-def averaging(seeds: int, only: str) -> None:
+def averaging(seeds: int, only: str, settings: str, accountant: str) -> None:
     """DP-SRM's output options and clip norm (issue 24 item 5): the private problem's training objective (mean
     logistic loss on the unit rows + λ's non-convex penalty) and the test error, mean (sd) [worst seed] over the
-    sweep seeds 5000, 5001, …, ε ∈ {0.2, 0.5, 1}; then every setting minus the default, paired by seed."""
+    sweep seeds 5000, 5001, …, ε ∈ {0.2, 0.5, 1}; then every setting minus C₁ = G (the first of ``settings``),
+    paired by seed, with the worst seed's difference."""
     sets = averaging_sets(only)
+    keys = settings.split(",")
     per_seed = {}
     print(f"## DP-SRM output averaging and clip norm: training objective / test error, mean (sd) [worst] of "
-          f"{seeds} seeds ({SWEEP_SEED0}…), λ = {LAM} (non-convex), δ = {DELTA}, accountant rdp\n")
-    print("| data | ε | setting | training objective | test error |")
-    print("|---|---|---|---|---|")
+          f"{seeds} seeds ({SWEEP_SEED0}…), λ = {LAM} (non-convex), δ = {DELTA}, accountant {accountant}\n")
+    print("| data | n | ε | setting | training objective | test error |")
+    print("|---|---|---|---|---|---|")
     for key, ((Xtr, ytr), (Xte, yte)) in sets.items():
         for eps in (0.2, 0.5, 1.0):
-            for name, kw in AVERAGING.items():
+            for setting in keys:
+                name, kw = AVERAGING[setting]
                 kw2 = dict(kw)
-                scale = kw2.pop("clip_scale", None)
-                if scale is not None:  # the logistic loss's Lipschitz constant G = 1 on ‖x‖ ≤ 1
-                    kw2["clip_norm"] = scale
+                kw2["clip_norm"] = kw2.pop("clip_scale")  # the logistic loss's Lipschitz constant G = 1 on ‖x‖ ≤ 1
                 objs, errs = [], []
                 for s in range(seeds):
                     res = dp_srm(Xtr, ytr, epsilon=eps, delta=DELTA, alpha=LAM, penalty="nonconvex",
-                                 data_norm_bound=1.0, rng=SWEEP_SEED0 + s, **kw2)
+                                 data_norm_bound=1.0, rng=SWEEP_SEED0 + s, accountant=accountant, **kw2)
                     assert res.privacy.epsilon <= eps
                     w = res.weights
                     objs.append(objective_of(w, Xtr, ytr))
                     errs.append(float(np.mean(np.where(Xte @ w > 0, 1.0, -1.0) != yte)))
-                per_seed[key, eps, name] = np.array(objs), np.array(errs)
-                print(f"| {key} | {eps} | {name} | {np.mean(objs):.4f} ({np.std(objs):.4f}) [{np.max(objs):.4f}] | "
-                      f"{np.mean(errs):.4f} ({np.std(errs):.4f}) [{np.max(errs):.4f}] |", flush=True)
-    base = next(iter(AVERAGING))
-    print(f"\nPaired by seed, setting − {base} (negative: better): objective / test error, mean (standard error)")
-    print("| data | ε | " + " | ".join(list(AVERAGING)[1:]) + " |")
-    print("|---|---|" + "---|" * (len(AVERAGING) - 1))
+                per_seed[key, eps, setting] = np.array(objs), np.array(errs)
+                print(f"| {key} | {Xtr.shape[0]} | {eps} | {name} | {np.mean(objs):.4f} ({np.std(objs):.4f}) "
+                      f"[{np.max(objs):.4f}] | {np.mean(errs):.4f} ({np.std(errs):.4f}) [{np.max(errs):.4f}] |",
+                      flush=True)
+    base = keys[0]
+    print(f"\nPaired by seed, setting − {AVERAGING[base][0]} (negative: better): objective / test error, mean "
+          "(standard error) [worst seed's difference]")
+    print("| data | ε | " + " | ".join(AVERAGING[k][0] for k in keys[1:]) + " |")
+    print("|---|---|" + "---|" * (len(keys) - 1))
+    se = (lambda v: float(np.std(v, ddof=1) / math.sqrt(seeds)) if seeds > 1 else float("nan"))
     for key in sets:
         for eps in (0.2, 0.5, 1.0):
             cells = []
-            for name in list(AVERAGING)[1:]:
-                do, de = (a - b for a, b in zip(per_seed[key, eps, name], per_seed[key, eps, base]))
-                se = (lambda v: float(np.std(v, ddof=1) / math.sqrt(seeds)) if seeds > 1 else float("nan"))
-                cells.append(f"{np.mean(do):+.4f} ({se(do):.4f}) / {np.mean(de):+.4f} ({se(de):.4f})")
+            for setting in keys[1:]:
+                do, de = (a - b for a, b in zip(per_seed[key, eps, setting], per_seed[key, eps, base]))
+                cells.append(f"{np.mean(do):+.4f} ({se(do):.4f}) [{np.max(do):+.4f}] / "
+                             f"{np.mean(de):+.4f} ({se(de):.4f}) [{np.max(de):+.4f}]")
             print(f"| {key} | {eps} | " + " | ".join(cells) + " |")
     print()
+
+
+def calibration_time(rounds: int) -> None:
+    """Wall time of DP-SRM's noise calibration (:func:`algorithms._solver_common.calibrated_privacy` on
+    :func:`algorithms.dp_srm.dp_srm_event`, what ``dp_srm`` runs before its kernel) with ``accountant="rdp"``
+    and ``"auto"``, for dp_srm's typical (n, T, b): its defaults (full batches, T = default_srm_steps(n, ε)) on
+    the benchmark sizes, a minibatch run (b = n/10) and the paper's settings (b = 100, 5 passes). Best of
+    ``rounds`` rounds, the two accountants interleaved in every round (first calls excluded: one warm-up call
+    each); the noise multiplier z each reaches (its ε ≤ the target)."""
+    from algorithms._solver_common import calibrated_privacy
+    from algorithms.dp_srm import dp_srm_event
+
+    cases = []
+    for n in (124, 1257, 32561, 49990):
+        for eps in (0.2, 1.0):
+            cases.append((f"defaults (b = n, T = {default_srm_steps(n, eps)})", n, n, default_srm_steps(n, eps), eps))
+    cases.append(("minibatch b = n/10, T = 500", 32561, 3256, 500, 0.5))
+    cases.append(("paper's settings (b = 100, 5 passes)", 32561, 100, math.ceil((5 * 32561 - 100) / 200) + 1, 0.2))
+    print(f"\n## DP-SRM calibration wall time, accountant rdp vs auto (best of {rounds}, interleaved), δ = {DELTA}\n")
+    print("| setting | n | b | T | ε | rdp: z, ms | auto: z (accountant used), ms | time auto / rdp | z auto / rdp |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for label, n, b, T, eps in cases:
+        best, result = {}, {}
+        for r in range(rounds + 1):
+            for acc in ("rdp", "auto"):
+                t = time.perf_counter()
+                z, _, privacy, _ = calibrated_privacy(lambda zz: dp_srm_event(zz, b, b, n, T), epsilon=eps,
+                                                      delta=DELTA, noise_multiplier=None, relation="replace_one",
+                                                      accountant=acc)
+                dt = time.perf_counter() - t
+                assert privacy.epsilon <= eps
+                if r > 0:  # round 0 warms up
+                    best[acc] = min(best.get(acc, math.inf), dt)
+                result[acc] = (z, privacy.accountant)
+        print(f"| {label} | {n} | {b} | {T} | {eps} | {result['rdp'][0]:.3f}, {1e3 * best['rdp']:.1f} | "
+              f"{result['auto'][0]:.3f} ({result['auto'][1]}), {1e3 * best['auto']:.1f} | "
+              f"{best['auto'] / best['rdp']:.2f} | {result['auto'][0] / result['rdp'][0]:.3f} |", flush=True)
 
 
 def objective_of(w: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
@@ -684,7 +741,13 @@ def main() -> int:
     ap.add_argument("--srm-sweep", action="store_true")
     ap.add_argument("--averaging", action="store_true",
                     help="only DP-SRM's output averaging and clip norm on --averaging-data (issue 24)")
-    ap.add_argument("--averaging-data", default=",".join(AVERAGING_SETS))
+    ap.add_argument("--averaging-data", default=",".join(AVERAGING_SETS),
+                    help=f"comma list of {', '.join(AVERAGING_SETS + HELD_OUT_SETS)}")
+    ap.add_argument("--averaging-settings", default=",".join(AVERAGING),
+                    help=f"comma list of {', '.join(AVERAGING)}; the first is the paired baseline")
+    ap.add_argument("--accountant", default="auto", choices=("rdp", "auto"), help="--averaging's accountant")
+    ap.add_argument("--calibration-time", action="store_true",
+                    help="only DP-SRM's calibration wall time, accountant rdp vs auto")
     ap.add_argument("--sweep-data", default="a9a,ijcnn1,synthetic")
     args = ap.parse_args()
     if args.seeds < 1 or args.hidden < 1:
@@ -697,15 +760,23 @@ def main() -> int:
     if not os.path.exists(os.path.join(DATA, "a9a", "a9a.trn.bz2")):
         print(f"bench_nonconvex: a9a not found under {DATA}: skipped", file=sys.stderr)
         return 0
-    bad = set(args.averaging_data.split(",")) - set(AVERAGING_SETS)
+    bad = set(args.averaging_data.split(",")) - set(AVERAGING_SETS + HELD_OUT_SETS)
     if bad:
-        print(f"bench_nonconvex: --averaging-data takes {', '.join(AVERAGING_SETS)}; got {sorted(bad)}",
+        print(f"bench_nonconvex: --averaging-data takes {', '.join(AVERAGING_SETS + HELD_OUT_SETS)}; got "
+              f"{sorted(bad)}", file=sys.stderr)
+        return 2
+    bad = set(args.averaging_settings.split(",")) - set(AVERAGING)
+    if bad:
+        print(f"bench_nonconvex: --averaging-settings takes {', '.join(AVERAGING)}; got {sorted(bad)}",
               file=sys.stderr)
         return 2
+    if args.calibration_time:
+        calibration_time(max(3, min(args.seeds, 10)))
+        return 0
     if args.srm_sweep:
         srm_sweep(args.seeds, args.sweep_data)
     if args.averaging:
-        averaging(args.seeds, args.averaging_data)
+        averaging(args.seeds, args.averaging_data, args.averaging_settings, args.accountant)
         return 0
     if args.table2_objective:
         table2_objective(args.seeds)

@@ -1,6 +1,7 @@
 """DP-SRM (wang-jayaraman-evans-gu Alg. 1): convergence with the noise off, privacy through dpcore,
 Theorem 5.1's σ (``calibration="paper"``) for hand-computed cases, reproducibility, bad input."""
 
+import importlib
 import math
 
 import numpy as np
@@ -62,11 +63,13 @@ def test_the_objective_trace_matches_the_objective():
     assert math.isclose(res.objective_trace[0], objective_value(np.zeros(5), X, Y, get_loss("logistic"), reg))
 
 
-def test_reported_privacy_bounds_the_event_run(independent):
+@pytest.mark.parametrize("accountant", ["auto", "rdp"])
+def test_reported_privacy_bounds_the_event_run(independent, accountant):
     """The event is the releases run (built here from the public schedule); the reported ε is an upper bound:
-    not below the PLD accountant's certified lower bound (an FFT route independent of the RDP one reported)."""
+    not below the PLD accountant's certified lower bound — with the default accountant ("auto": the PLD's upper
+    bound) and with the RDP one (an independent route)."""
     res = dp_srm(X, Y, epsilon=1.0, delta=1e-5, data_norm_bound=1.0, batch_size=20, initial_batch_size=40,
-                 steps=50, rng=3)
+                 steps=50, rng=3, accountant=accountant)
     z = res.noise_multiplier
     first = SampledWithoutReplacementEvent(GaussianEvent(z, "replace_one"), 40, 400)
     later = SelfComposedEvent(SampledWithoutReplacementEvent(GaussianEvent(z, "replace_one"), 20, 400), 49)
@@ -126,45 +129,57 @@ def test_extrapolation_follows_its_formula():
     assert not np.allclose(plain.weights, res.weights)
 
 
-def test_noisy_extrapolated_run_releases_exactly_what_the_event_accounts_for(independent):
-    """Noise on, μ = 0.9, full batch, both clips binding: an independent NumPy re-run (per-example gradients
-    materialised, clipped with ``np.linalg.norm``, the same Generator stream) reproduces the iterates only if
-    the kernel queries the extrapolated points qᵗ, applies clip_{C₁} and clip_{C₂} to every record there and
-    adds N(0, (z·Δ)²) with the event's z and (6.1)'s Δ, T releases in all. Also every record's
-    contribution at the points queried has norm ≤ Δ/2 (the per-record bound the event's sensitivity
-    assumes), and the kernel's clip counts equal the NumPy counts."""
-    z, mu, gamma, c1, c2, lr, T, lam = 3.0, 0.9, 0.4, 0.3, 0.004, 2.0, 9, 1e-2
-    res = dp_srm(X, Y, noise_multiplier=z, alpha=lam, penalty="nonconvex", batch_size=400, steps=T, clip_norm=c1,
-                 diff_clip_norm=c2, momentum=gamma, extrapolation=mu, learning_rate=lr, data_norm_bound=1.0,
-                 rng=np.random.default_rng(11))
-    sens0, sens = 2 * c1, 2 * (gamma * c1 + (1 - gamma) * c2)
-    assert res.event == ComposedEvent([SampledWithoutReplacementEvent(GaussianEvent(z, "replace_one"), 400, 400),
-                                       SelfComposedEvent(SampledWithoutReplacementEvent(
-                                           GaussianEvent(z, "replace_one"), 400, 400), T - 1)])
-    assert res.noise_multiplier == z and res.details["sensitivity"] == pytest.approx(sens)
-    assert res.sigma == pytest.approx(z * sens)
-    rng, reg, yy = np.random.default_rng(11), Regularizer(nonconvex=lam), np.where(Y > 0, 1.0, -1.0)
+def _numpy_replay(Xr, Yr, w0, *, z, c1, c2, gamma, mu, lr, T, lam, rng):
+    """An independent NumPy re-run of a full-batch DP-SRM run (per-example logistic gradients materialised, clipped
+    with ``np.linalg.norm``, noise N(0, (z·Δ)²) drawn from ``rng`` in the kernel's order, Δ₀ = 2C₁ and
+    Δ = 2(γC₁ + (1 − γ)C₂) of §6.1 (6.1)). Returns θᵀ, the clip counts, the releases and the largest norm of a
+    record's contribution to a later release (the per-record bound Δ/2 the event's sensitivity assumes)."""
+    n = len(Yr)
+    reg, yy = Regularizer(nonconvex=lam), np.where(Yr > 0, 1.0, -1.0)
 
     def grads(w):  # per-example logistic gradients −y·x/(1 + e^{y⟨w,x⟩}), one row per record
-        return (-yy / (1.0 + np.exp(yy * (X @ w))))[:, None] * X
+        return (-yy / (1.0 + np.exp(yy * (Xr @ w))))[:, None] * Xr
 
     def clip(G, c):
         norms = np.linalg.norm(G, axis=1)
         return G * np.minimum(1.0, c / norms)[:, None], int(np.sum(norms > c))
 
-    g0, clipped = clip(grads(np.zeros(5)), c1)
-    u, diff_clipped, releases = (g0.sum(0) + rng.normal(0.0, z * sens0, 5)) / 400, 0, 1
-    theta_prev = theta = q = np.zeros(5)
+    sens0, sens = 2 * c1, 2 * (gamma * c1 + (1 - gamma) * c2)
+    g0, clipped = clip(grads(w0), c1)
+    u, diff_clipped, releases, largest = (g0.sum(0) + rng.normal(0.0, z * sens0, len(w0))) / n, 0, 1, 0.0
+    theta_prev = theta = q = np.asarray(w0, dtype=np.float64)
     for t in range(T):
         if t > 0:
             q_new = theta + mu * (theta - theta_prev)
             a, k1 = clip(grads(q_new), c1)
             b, k2 = clip(grads(q_new) - grads(q), c2)
             per_record = gamma * a + (1 - gamma) * b
-            assert np.linalg.norm(per_record, axis=1).max() <= sens / 2 * (1 + 1e-12)
-            u = (1 - gamma) * u + (per_record.sum(0) + rng.normal(0.0, z * sens, 5)) / 400
+            largest = max(largest, float(np.linalg.norm(per_record, axis=1).max()))
+            u = (1 - gamma) * u + (per_record.sum(0) + rng.normal(0.0, z * sens, len(w0))) / n
             clipped, diff_clipped, releases, q = clipped + k1, diff_clipped + k2, releases + 1, q_new
         theta_prev, theta = theta, q - lr * (u + reg.smooth_gradient(q))
+    return theta, clipped, diff_clipped, releases, largest
+
+
+def test_noisy_extrapolated_run_releases_exactly_what_the_event_accounts_for(independent):
+    """Noise on, μ = 0.9, full batch, both clips binding: an independent NumPy re-run (:func:`_numpy_replay`, the
+    same Generator stream) reproduces the iterates only if the kernel queries the extrapolated points qᵗ, applies
+    clip_{C₁} and clip_{C₂} to every record there and adds N(0, (z·Δ)²) with the event's z and (6.1)'s Δ, T
+    releases in all. Also every record's contribution at the points queried has norm ≤ Δ/2 (the per-record bound
+    the event's sensitivity assumes), and the kernel's clip counts equal the NumPy counts."""
+    z, mu, gamma, c1, c2, lr, T, lam = 3.0, 0.9, 0.4, 0.3, 0.004, 2.0, 9, 1e-2
+    res = dp_srm(X, Y, noise_multiplier=z, alpha=lam, penalty="nonconvex", batch_size=400, steps=T, clip_norm=c1,
+                 diff_clip_norm=c2, momentum=gamma, extrapolation=mu, learning_rate=lr, data_norm_bound=1.0,
+                 rng=np.random.default_rng(11), accountant="rdp")
+    sens = 2 * (gamma * c1 + (1 - gamma) * c2)
+    assert res.event == ComposedEvent([SampledWithoutReplacementEvent(GaussianEvent(z, "replace_one"), 400, 400),
+                                       SelfComposedEvent(SampledWithoutReplacementEvent(
+                                           GaussianEvent(z, "replace_one"), 400, 400), T - 1)])
+    assert res.noise_multiplier == z and res.details["sensitivity"] == pytest.approx(sens)
+    assert res.sigma == pytest.approx(z * sens)
+    theta, clipped, diff_clipped, releases, largest = _numpy_replay(
+        X, Y, np.zeros(5), z=z, c1=c1, c2=c2, gamma=gamma, mu=mu, lr=lr, T=T, lam=lam, rng=np.random.default_rng(11))
+    assert largest <= sens / 2 * (1 + 1e-12)
     np.testing.assert_allclose(res.weights, theta, rtol=1e-9, atol=1e-12)
     assert res.details["releases"] == releases == T
     assert (res.details["clipped"], res.details["diff_clipped"]) == (clipped, diff_clipped)
@@ -172,6 +187,77 @@ def test_noisy_extrapolated_run_releases_exactly_what_the_event_accounts_for(ind
     # full batches: T Gaussian releases of multiplier z, whose exact ε (Balle–Wang) the RDP report bounds from above
     exact = independent.gaussian_epsilon(math.sqrt(T) / z, 1e-5)
     assert exact <= res.privacy.epsilon <= 1.1 * exact
+
+
+# Unit rows on which, at W0, some records' logistic gradients have norm in (0.85, 1] (margin ≤ −2): a clip at
+# 0.85·G binds on them and a clip at G = 1 would not — the two clips give different releases.
+_XU = X / np.linalg.norm(X, axis=1, keepdims=True)
+_FIT = np.linalg.lstsq(_XU, Y, rcond=None)[0]
+_W0 = -4.0 * _FIT / np.linalg.norm(_FIT)  # pointing against the labels: the well-fitted records get margin ≤ −2
+
+
+def _check_default_clip_replay():
+    """The default run (classification, full batches, benchmark defaults; T = 3 releases, noise on) against
+    :func:`_numpy_replay` with the *documented* clip C₁ = 0.85·G (G = 1: the logistic loss on ‖x‖ ≤ 1),
+    C₂ = C₁/50, γ = 1/2, μ = 0.8 and the noise z·2C₁, z·2(γC₁ + (1 − γ)C₂) those clips give."""
+    z, T = 0.7, 3
+    res = dp_srm(_XU, Y, noise_multiplier=z, data_norm_bound=1.0, steps=T, w0=_W0, rng=np.random.default_rng(8))
+    c1 = 0.85
+    c2, gamma = c1 / 50, 0.5
+    sens0, sens = 2 * c1, 2 * (gamma * c1 + (1 - gamma) * c2)
+    assert res.details["clip_norm"] == pytest.approx(c1) and res.details["initial_sensitivity"] == pytest.approx(sens0)
+    assert res.details["sensitivity"] == pytest.approx(sens) and res.sigma == pytest.approx(z * sens)
+    theta, clipped, diff_clipped, releases, largest = _numpy_replay(
+        _XU, Y, _W0, z=z, c1=c1, c2=c2, gamma=gamma, mu=0.8, lr=res.details["learning_rate"], T=T, lam=0.0,
+        rng=np.random.default_rng(8))
+    np.testing.assert_allclose(res.weights, theta, rtol=1e-9, atol=1e-12)
+    assert (res.details["clipped"], res.details["diff_clipped"], res.details["releases"]) == (clipped, diff_clipped,
+                                                                                            releases)
+    assert largest <= sens / 2 * (1 + 1e-12)
+    return res
+
+
+def test_default_clip_is_085_g_in_the_kernel_and_in_the_noise():
+    """Defaults (issue 24 item 5): C₁ = 0.85·G is what the kernel clips at and what the sensitivities, the noise and
+    the event's multiplier are derived from — an independent NumPy replay of three releases. At W0 the first
+    release's clip binds on records whose gradient norm lies in (0.85, 1], so a kernel clipping at G, or noise
+    scaled for G, gives different iterates (the planted bugs below)."""
+    norms = 1.0 / (1.0 + np.exp(np.where(Y > 0, 1.0, -1.0) * (_XU @ _W0)))  # ‖∇ℓᵢ(W0)‖ on unit rows
+    assert np.any((norms > 0.85) & (norms <= 1.0)) and np.any(norms < 0.85)
+    res = _check_default_clip_replay()
+    assert res.details["clipped"] > 0
+    # the previous default and the paper's set keep C₁ = G; so do minibatches and regression losses (not benchmarked)
+    assert dp_srm(_XU, Y, noise_multiplier=0.7, data_norm_bound=1.0, steps=2, clip_norm=1.0).details["clip_norm"] == 1.0
+    assert dp_srm(_XU, Y, noise_multiplier=0.7, data_norm_bound=1.0, defaults="paper").details["clip_norm"] == 1.0
+    assert dp_srm(_XU, Y, noise_multiplier=0.7, data_norm_bound=1.0, steps=2, batch_size=100).details["clip_norm"] == 1.0
+    huber = dp_srm(_XU, _XU @ np.ones(5), loss="huber", noise_multiplier=0.7, data_norm_bound=1.0, steps=2)
+    assert huber.details["clip_norm"] == get_loss("huber").lipschitz(1.0, math.inf)
+
+
+def _planted_kernel_clip_at_g(kernel):
+    def run(*args):
+        args = list(args)
+        args[12] = args[12] / 0.85  # clip1: the kernel clips at G while the event and the noise use 0.85·G
+        return kernel(*args)
+    return run
+
+
+def _planted_noise_for_g(sensitivities):
+    return lambda c1, c2, gamma: sensitivities(c1 / 0.85, c2, gamma)  # noise scaled for C₁ = G, kernel at 0.85·G
+
+
+@pytest.mark.parametrize("planted", ["kernel clips at G", "noise and sensitivity for G", "default left at G"])
+def test_default_clip_replay_catches_a_mismatched_clip(monkeypatch, planted):
+    module = importlib.import_module("algorithms.dp_srm")  # algorithms.dp_srm the attribute is the function
+
+    if planted == "kernel clips at G":
+        monkeypatch.setattr(module, "dp_srm_kernel", _planted_kernel_clip_at_g(module.dp_srm_kernel))
+    elif planted == "noise and sensitivity for G":
+        monkeypatch.setattr(module, "dp_srm_sensitivities", _planted_noise_for_g(module.dp_srm_sensitivities))
+    else:
+        monkeypatch.setattr(module, "BENCHMARK_CLIP_FRACTION", 1.0)
+    with pytest.raises(AssertionError):
+        _check_default_clip_replay()
 
 
 def test_paper_defaults_are_the_section_7_1_choices():
@@ -190,13 +276,16 @@ def test_paper_defaults_are_the_section_7_1_choices():
 
 
 def test_noise_multiplier_route_reports_its_epsilon(independent):
-    """Default full batches: 10 Gaussian releases of multiplier 2 — the exact ε (Balle–Wang, mpmath) is 7.511 and
-    the RDP report (7.5% above it at these parameters) bounds it from above."""
+    """Default full batches: 10 Gaussian releases of multiplier 2 — the exact ε (Balle–Wang, mpmath) is 7.511; the
+    default report (accountant "auto", the PLD) bounds it from above within 0.1 %, the RDP report (7.5 % above it at
+    these parameters) too."""
     res = dp_srm(X, Y, noise_multiplier=2.0, data_norm_bound=1.0, steps=10, rng=0)
     assert res.details["batch_size"] == res.details["initial_batch_size"] == X.shape[0] and res.event.relation == "replace_one"
     exact = independent.gaussian_epsilon(math.sqrt(10) / 2.0, 1e-5)
     assert exact == pytest.approx(7.511276, rel=1e-6)
-    assert exact <= res.privacy.epsilon <= 1.1 * exact
+    assert res.privacy.accountant == "pld" and exact <= res.privacy.epsilon <= 1.001 * exact
+    rdp = dp_srm(X, Y, noise_multiplier=2.0, data_norm_bound=1.0, steps=10, rng=0, accountant="rdp").privacy.epsilon
+    assert exact <= rdp <= 1.1 * exact
 
 
 def test_sensitivities_of_section_6_1():
@@ -295,3 +384,17 @@ def test_bad_input_names_the_argument(kwargs, name):
     base.update(kwargs)
     with pytest.raises(ValueError, match=name):
         dp_srm(X, Y, **base)
+
+
+@pytest.mark.filterwarnings("ignore::algorithms.DeterministicSeedWarning")  # seeds: tests only
+def test_estimator_runs_the_new_defaults():
+    """DPLogisticRegression(solver="dp_srm") passes no clip: it gets C₁ = 0.85·G, G = √(R² + c²) the logistic
+    Lipschitz bound of its rows (R = 1) with the intercept column c, and the "auto" accountant (PLD here)."""
+    from algorithms import DPLogisticRegression
+
+    clf = DPLogisticRegression(solver="dp_srm", epsilon=0.5, classes=[-1, 1], random_state=0,
+                               keep_diagnostics=True).fit(X, Y)
+    d = clf.result_.details
+    assert d["clip_norm"] == pytest.approx(0.85 * math.sqrt(1.0 + clf.intercept_scaling_ ** 2))
+    assert d["initial_sensitivity"] == pytest.approx(2 * d["clip_norm"])
+    assert clf.privacy_.accountant == "pld" and clf.privacy_.epsilon <= 0.5
