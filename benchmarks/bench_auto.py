@@ -15,7 +15,8 @@ Modes (one table each, every fit in one process):
                 configuration trained on all rows at the final run's ε (``--share`` of ε spent elsewhere, as
                 ``tune=`` does; ``--share 0``: the whole ε), against the default on the same split and seed; per
                 seed the configuration with the lowest *test* error (an oracle no private selection can beat) and
-                the configuration best on average over the seeds (chosen with every seed's test error in hand).
+                the configuration best on average over the seeds (chosen with every seed's test error in hand);
+                ``--objective-arms`` adds objective perturbation's ridge values to the arms.
 ``--tune``      ``DPLogisticRegression(tune=...)`` (private selection within the same total ε) against the default,
                 paired by seed (same split, same seed): mean, worst seed, the paired difference and its standard
                 error; ``--tune-options '[{"method": "retrain"}, true]'`` compares tune= settings (JSON; default ``tune=True``)
@@ -152,6 +153,11 @@ def tune(args) -> None:
                       f"{int(np.sum(tuned > majs + 1e-12))} | {sel:.3g} |", flush=True)
 
 
+#: ``--tune-oracle --objective-arms``: objective perturbation's ridge values added to the grid (not arms ``tune=`` can
+#: run: its event has no single Gaussian curve for the selection's RDP accounting)
+OBJECTIVE_ARMS = ("auto", 3e-4, 1e-3)
+
+
 def tune_oracle(args) -> None:
     """Upper bounds on what selecting over ``tune=``'s grid could gain (module docstring, ``--tune-oracle``)."""
     from algorithms.estimators import DPLogisticRegression
@@ -171,9 +177,14 @@ def tune_oracle(args) -> None:
             base, _ = errors(lambda s: DPLogisticRegression(epsilon=eps, classes=[-1, 1], random_state=s), data,
                              args.seeds)
             grid = retrain_grid(data[0][0].shape[0], eps_fin)
+            if args.objective_arms:
+                grid += tuple({"rule": "objective_perturbation", "alpha": a} for a in OBJECTIVE_ARMS)
             arms = np.empty((len(grid), args.seeds))
             for i, spec in enumerate(grid):
                 def make(s, spec=spec):
+                    if spec["rule"] == "objective_perturbation":
+                        return DPLogisticRegression(solver="objective_perturbation", epsilon=eps_fin, delta=delta_fin,
+                                                    alpha=spec["alpha"], classes=[-1, 1], random_state=s)
                     cfg = retrain_config(spec, data[s][0].shape[0], eps_fin, 1.0)
                     return DPLogisticRegression(
                         solver="dp_gd", epsilon=eps_fin, delta=delta_fin, alpha=cfg["alpha"], classes=[-1, 1],
@@ -198,6 +209,8 @@ def main() -> None:
     p.add_argument("--sweep", action="store_true")
     p.add_argument("--tune", action="store_true")
     p.add_argument("--tune-oracle", action="store_true")
+    p.add_argument("--objective-arms", action="store_true",
+                   help="--tune-oracle: add objective perturbation with alpha in OBJECTIVE_ARMS to the arms")
     p.add_argument("--share", type=float, default=0.2, help="--tune-oracle: share of ε not given to the final run")
     p.add_argument("--tune-options", default="", help="tune= settings as JSON: a dict or a list of dicts (default: tune=True)")
     args = p.parse_args()
