@@ -138,7 +138,8 @@ SOLVER_SETTINGS: Dict[str, dict] = {
     "phased_dp_sgd": {"p": 2.0, "trace": False},
     "batched_truncated_mirror_descent": {"p": 1.5, "steps": 5, "constraint": "l1", "radius": 5.0, "trace": False},
     "shuffled_truncated_mirror_descent": {"p": 1.5, "steps": 20, "constraint": "l1", "radius": 5.0, "trace": False},
-    # wang-jayaraman-evans-gu Alg. 1 with its default clips (C₂ = C₁/100, γ = C₂/C₁) and the last iterate
+    # wang-jayaraman-evans-gu Alg. 1 with the benchmark defaults' clips (C₂ = C₁/50, γ = 1/2; the Huber loss is a
+    # regression loss, so C₁ = G — the 0.85·G default of classification losses is not exercised here), last iterate
     "dp_srm": {"batch_size": 50, "steps": 20, "output": "last", "trace": False, **_TIGHT},
     # T_max = 1: with a random R the noise-off scores spread and the threshold selection stays below the
     # Clopper–Pearson ceiling; R ≤ T_max is post-processing of T_max accounted releases anyway
