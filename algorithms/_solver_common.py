@@ -147,7 +147,7 @@ def setup(
 
     ``clip_norm=None`` uses the Lipschitz constant G of the loss for ‖x‖ ≤ ``data_norm_bound`` (and
     ‖w‖ ≤ the constraint's radius), after checking every row against the bound; clipping at G is then
-    a no-op on valid data. Without either, ``ValueError``.
+    a no-op on valid data (a solver may lower the clip below G afterwards, as DP-SRM's default C₁ = 0.85·G does). Without either, ``ValueError``.
 
     ``penalty="l2"``: r = (alpha/2)‖w‖² + l1‖w‖₁; ``penalty="nonconvex"``: r = alpha·Σⱼ wⱼ²/(1 + wⱼ²)
     + l1‖w‖₁ (wang-jayaraman-evans-gu §7.1; ``alpha`` is its λ).

@@ -98,6 +98,16 @@ def test_benchmark_defaults_are_rules_of_public_quantities():
     assert default_srm_steps(400, math.inf) == 100
 
 
+def test_clip_below_g_only_for_the_benchmarked_logistic_loss_with_full_batches():
+    """C₁ = 0.85·G was benchmarked on the logistic loss with full batches only: the smoothed hinge, minibatches and
+    an explicit clip keep what they ask for (G = 1 on ‖x‖ ≤ 1 for both losses)."""
+    run = lambda **kw: dp_srm(X, Y, epsilon=1.0, data_norm_bound=1.0, steps=3, rng=0, **kw).details["clip_norm"]
+    assert run() == pytest.approx(0.85)
+    assert run(loss="smoothed_hinge") == pytest.approx(1.0)
+    assert run(batch_size=100) == pytest.approx(1.0)
+    assert run(clip_norm=0.6) == pytest.approx(0.6)
+
+
 def test_regression_losses_keep_the_unextrapolated_defaults():
     Xr = X[:, :3]
     d = dp_srm(Xr, Xr @ np.array([0.5, -0.2, 0.1]), loss="huber", epsilon=1.0, data_norm_bound=1.0, rng=0).details
@@ -378,6 +388,8 @@ def test_utility_improves_with_epsilon():
     ({"beta": 1.0, "calibration": "paper"}, "beta"), ({"learning_rate": -1.0}, "learning_rate"),
     ({"defaults": "sklearn"}, "defaults"), ({"steps": None, "epochs": 0.0}, "epochs"),
     ({"extrapolation": 1.0}, "extrapolation"), ({"extrapolation": -0.1}, "extrapolation"),
+    ({"accountant": "bogus"}, "accountant"), ({"accountant": None}, "accountant"),
+    ({"accountant": "bogus", "calibration": "paper", "batch_size": 10}, "accountant"),
 ])
 def test_bad_input_names_the_argument(kwargs, name):
     base = dict(epsilon=1.0, data_norm_bound=1.0, steps=5)
