@@ -81,9 +81,10 @@ from .phased_dp_sgd import phased_dp_sgd
 from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled_truncated_mirror_descent
 from .rrpsgd import rrpsgd
 from .sufficient_statistics import adassp
+from .clipping import augmented_norm_bound
 from .label_set import label_set
 from .multiclass import ovr_budget, ovr_privacy
-from ._solver_common import as_generator
+from ._solver_common import as_generator, check_smoothness
 from .seeding import warn_if_fixed_seed
 
 __all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SOLVERS", "AUTO_ALPHA_C",
@@ -452,7 +453,7 @@ class _DPLinearModel(_Base):
         if not self.fit_intercept:
             return D, R
         c = self._intercept_scaling()
-        return D.with_intercept(c), math.nextafter(math.sqrt(R * R + c * c), math.inf)
+        return D.with_intercept(c), augmented_norm_bound(R, c)
 
     def _fit_weights(self, D: Design, y: np.ndarray, loss_params: Dict[str, Any], extra: Dict[str, Any]):
         """Fit one weight vector on labels / targets ``y`` (binary ±1 or scaled regression targets)."""
@@ -836,13 +837,14 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
         c = self._intercept_scaling() if self.fit_intercept else 0.0
         eps = check_positive("epsilon", self.epsilon, allow_inf=True)
         if self._running_solver() == "dp_sgd":
-            out = {"learning_rate": BENCHMARK_STEP / (R * R + c * c), "steps": math.ceil(default_steps(n, eps) / 2)}
+            out = {"learning_rate": BENCHMARK_STEP / check_smoothness(R * R + c * c, R),
+                   "steps": math.ceil(default_steps(n, eps) / 2)}
         elif self._running_solver() == "adassp":
             out = {"variant": "joint"}
         elif self._running_solver() == "dp_svrg":
             out = {"epochs": min(30, max(5, math.ceil(n * min(eps, 1e6) / AUTO_SVRG_EPOCH_DIVISOR)))}
             if hasattr(self, "huber_delta_"):  # DPLinearRegression passes its clip_norm_ anyway
-                out["clip_norm"] = self.huber_delta_ * math.sqrt(R * R + c * c)
+                out["clip_norm"] = self.huber_delta_ * math.hypot(R, c)
         else:
             return {}
         return {k: v for k, v in out.items() if k not in given and not (k == "steps" and "epochs" in given)}
@@ -983,7 +985,7 @@ class DPLinearRegression(_DPRegressor):
                 raise ValueError(f"clip_norm must be a number > 0 or 'auto'; got {self.clip_norm!r}")
             R = check_positive("data_norm_bound", self.data_norm_bound)
             c = self._intercept_scaling() if self.fit_intercept else 0.0
-            self.clip_norm_ = AUTO_CLIP_FRACTION * math.sqrt(R * R + c * c)
+            self.clip_norm_ = AUTO_CLIP_FRACTION * math.hypot(R, c)
         else:
             self.clip_norm_ = check_positive("clip_norm", self.clip_norm)
         return self._fit_scaled_targets(X, y, {}, {"clip_norm": self.clip_norm_, **self._solver_defaults(X.n), **auto})
