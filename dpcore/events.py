@@ -237,7 +237,7 @@ class ShuffledEvent(PrivacyEvent):
 
     def __post_init__(self) -> None:
         _set(self, "epsilon0", check_positive("epsilon0", self.epsilon0))
-        _set(self, "n", check_positive_int("n", self.n, minimum=2))
+        _set(self, "n", check_positive_int("n", self.n, minimum=2, maximum=MAX_COUNT))
         check_relation("relation", self.relation)
         d0 = check_nonnegative("delta0", self.delta0)
         if not d0 < 1.0:
