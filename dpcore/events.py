@@ -363,6 +363,8 @@ class ComposedEvent(PrivacyEvent):
     events: Tuple[PrivacyEvent, ...]
 
     def __init__(self, events: Sequence[PrivacyEvent]) -> None:
+        if isinstance(events, (PrivacyEvent, str, bytes)) or not hasattr(events, "__iter__"):  # was a TypeError
+            raise ValueError(f"events must be a non-empty sequence of PrivacyEvent; got {events!r}")
         events = tuple(events)
         if not events:
             raise ValueError("events must be a non-empty sequence of PrivacyEvent")
