@@ -217,6 +217,26 @@ def classifier_labels(classes: Optional[Any], y: object, n: int, where: str) -> 
     return y, labels
 
 
+#: solver arguments an estimator always sets itself (``solver_params`` may not override them)
+_ESTIMATOR_SET = ("X", "y", "loss", "epsilon", "delta", "alpha", "data_norm_bound", "rng", "loss_params")
+
+
+def _checked_solver_params(params: Any, solver_name: str, accepted: Any) -> Dict[str, Any]:
+    """``solver_params`` as a new dict, or ``ValueError`` naming it: not a dict, or a key the solver does not take
+    or the estimator sets itself (were TypeErrors from the solver call: "unexpected keyword argument",
+    "multiple values for keyword argument 'epsilon'")."""
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise ValueError(f"solver_params must be a dict of keyword arguments of algorithms.{solver_name}; got {params!r}")
+    bad = sorted(str(k) for k in params if k not in accepted or k in _ESTIMATOR_SET)
+    if bad:
+        allowed = sorted(k for k in accepted if k not in _ESTIMATOR_SET)
+        raise ValueError(f"solver_params has keys that algorithms.{solver_name} does not take from an estimator: {bad} "
+                         f"(the estimator sets {', '.join(_ESTIMATOR_SET[2:])} itself); allowed: {allowed}")
+    return dict(params)
+
+
 def _store_params(est: object, params: Dict[str, Any]) -> None:
     """Store constructor arguments unchanged (scikit-learn's convention: no validation in __init__)."""
     for name, value in params.items():
@@ -496,7 +516,7 @@ class _DPLinearModel(_Base):
             warn_if_fixed_seed(rs, type(self).__name__)
             rng = rs
         accepted = inspect.signature(solver).parameters
-        kwargs = dict(self.solver_params or {})
+        kwargs = _checked_solver_params(self.solver_params, solver_name, accepted)
         kwargs.update({k: v for k, v in extra.items() if k in accepted})  # e.g. clip_norm: gradient solvers only
         kwargs.update(overrides)
         if solver_name == "dp_sgd":  # replace-one accounting, like every other solver (module docstring)
