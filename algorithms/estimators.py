@@ -346,6 +346,9 @@ class _DPLinearModel(_Base):
         if not fitting and not hasattr(self, "coef_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         if fitting:
+            for flag in ("fit_intercept", "clip_data", "keep_diagnostics"):  # clip_data="no" used to clip
+                if not isinstance(getattr(self, flag), (bool, np.bool_)):
+                    raise ValueError(f"{flag} must be True or False; got {getattr(self, flag)!r}")
             self._choose_solver()
         D = as_design(X)
         if fitting:
@@ -673,6 +676,7 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     def fit(self, X: object, y: object) -> "DPLogisticRegression":
         """Fit privately; see the class docstring for what ``privacy_`` covers."""
         D = self._design(X, True)
+        check_choice("multi_class", self.multi_class, ("auto", "ovr", "multinomial"))  # also with two classes
         y, classes = classifier_labels(self.classes, y, D.n, type(self).__name__)
         self.classes_ = classes
         if classes.shape[0] > 2:
