@@ -42,7 +42,7 @@ def check_nonnegative(name: str, value: object) -> float:
     x = _as_real(name, value)
     if not (0 <= x < math.inf):
         raise ValueError(f"{name} must be in [0, inf); got {value!r}")
-    return x
+    return x + 0.0  # -0.0 → 0.0 (a result echoing it printed "epsilon -0")
 
 
 def check_open_unit(name: str, value: object) -> float:
