@@ -283,6 +283,7 @@ def test_truncated_mirror_extreme_epsilon(name, eps, data):
     ({"epochs": 1e308}, "epochs"),  # was OverflowError in ceil
     ({"epochs": 10**30}, "epochs"),  # was a Numba TypingError / "high is out of bounds for int64"
     ({"hidden_units": 10**30}, "hidden_units"),  # was a Numba TypingError
+    ({"hidden_units": 10**9}, "hidden_units=1000000000 gives"),  # was a MemoryError (37 GiB of parameters)
     ({"clip_norm": 1e308}, "clip_norm"),  # returned a NaN network
 ])
 def test_mlp_hostile(solver, kw, match, data):
