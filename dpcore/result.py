@@ -83,7 +83,12 @@ class PrivacyResult:
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """A calibrated parameter and the guarantee it achieves (checked: ``privacy.epsilon ≤ target``)."""
+    """A calibrated parameter and the guarantee it achieves (checked: ``privacy.epsilon ≤ target``).
+
+    ``iterations`` counts the accountant evaluations; ``bracket`` is the *initial* search bracket
+    (``lower``, ``upper``) of :func:`dpcore.calibrate`, which the search widens geometrically within
+    its bounds — ``value`` may lie outside it (σ = 3.81 from the default (0.5, 2.0) for DP-SGD at ε = 1).
+    """
 
     parameter: str
     value: float
