@@ -55,6 +55,7 @@ __all__ = [
     "vector_norm",
     "lq_norm",
     "outer_product_norm",
+    "augmented_norm_bound",
     "trusted_sum_of_squares",
     "truncated_coefficient",
     "exact_scale_product",
@@ -182,6 +183,14 @@ def outer_product_norm(u: np.ndarray, x: np.ndarray) -> float:
     bias gradient (``u`` the layer's output derivative, ``x`` its input), never materialised.
     ``inf`` when the true norm exceeds the float range, NaN when an entry is NaN."""
     return vector_norm(u) * math.hypot(vector_norm(x), 1.0)
+
+
+def augmented_norm_bound(bound: float, intercept: float) -> float:
+    """An upper bound on √(R² + c²), the ℓ2 norm bound of a row of norm ≤ R (``bound``, feature units)
+    with the constant intercept feature c (``intercept``) appended: ``math.hypot`` (within one ulp, and
+    without the underflow / overflow of R·R + c·c — at R = 1e-160 that sum loses digits and the bound
+    fell below the rows' norm; at R = 1e308 it overflows) rounded up by one ulp."""
+    return math.nextafter(math.hypot(bound, intercept), math.inf)
 
 
 @jit(inline="always")

@@ -81,9 +81,10 @@ from .phased_dp_sgd import phased_dp_sgd
 from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled_truncated_mirror_descent
 from .rrpsgd import rrpsgd
 from .sufficient_statistics import adassp
+from .clipping import augmented_norm_bound
 from .label_set import label_set
 from .multiclass import ovr_budget, ovr_privacy
-from ._solver_common import as_generator
+from ._solver_common import as_generator, check_smoothness
 from .seeding import warn_if_fixed_seed
 
 __all__ = ["DPLogisticRegression", "DPHuberRegressor", "DPLinearRegression", "SOLVERS", "AUTO_ALPHA_C",
@@ -216,6 +217,26 @@ def classifier_labels(classes: Optional[Any], y: object, n: int, where: str) -> 
     return y, labels
 
 
+#: solver arguments an estimator always sets itself (``solver_params`` may not override them)
+_ESTIMATOR_SET = ("X", "y", "loss", "epsilon", "delta", "alpha", "data_norm_bound", "rng", "loss_params")
+
+
+def _checked_solver_params(params: Any, solver_name: str, accepted: Any) -> Dict[str, Any]:
+    """``solver_params`` as a new dict, or ``ValueError`` naming it: not a dict, or a key the solver does not take
+    or the estimator sets itself (were TypeErrors from the solver call: "unexpected keyword argument",
+    "multiple values for keyword argument 'epsilon'")."""
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise ValueError(f"solver_params must be a dict of keyword arguments of algorithms.{solver_name}; got {params!r}")
+    bad = sorted(str(k) for k in params if k not in accepted or k in _ESTIMATOR_SET)
+    if bad:
+        allowed = sorted(k for k in accepted if k not in _ESTIMATOR_SET)
+        raise ValueError(f"solver_params has keys that algorithms.{solver_name} does not take from an estimator: {bad} "
+                         f"(the estimator sets {', '.join(_ESTIMATOR_SET[2:])} itself); allowed: {allowed}")
+    return dict(params)
+
+
 def _store_params(est: object, params: Dict[str, Any]) -> None:
     """Store constructor arguments unchanged (scikit-learn's convention: no validation in __init__)."""
     for name, value in params.items():
@@ -325,6 +346,9 @@ class _DPLinearModel(_Base):
         if not fitting and not hasattr(self, "coef_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         if fitting:
+            for flag in ("fit_intercept", "clip_data", "keep_diagnostics"):  # clip_data="no" used to clip
+                if not isinstance(getattr(self, flag), (bool, np.bool_)):
+                    raise ValueError(f"{flag} must be True or False; got {getattr(self, flag)!r}")
             self._choose_solver()
         D = as_design(X)
         if fitting:
@@ -452,7 +476,7 @@ class _DPLinearModel(_Base):
         if not self.fit_intercept:
             return D, R
         c = self._intercept_scaling()
-        return D.with_intercept(c), math.nextafter(math.sqrt(R * R + c * c), math.inf)
+        return D.with_intercept(c), augmented_norm_bound(R, c)
 
     def _fit_weights(self, D: Design, y: np.ndarray, loss_params: Dict[str, Any], extra: Dict[str, Any]):
         """Fit one weight vector on labels / targets ``y`` (binary ±1 or scaled regression targets)."""
@@ -495,7 +519,7 @@ class _DPLinearModel(_Base):
             warn_if_fixed_seed(rs, type(self).__name__)
             rng = rs
         accepted = inspect.signature(solver).parameters
-        kwargs = dict(self.solver_params or {})
+        kwargs = _checked_solver_params(self.solver_params, solver_name, accepted)
         kwargs.update({k: v for k, v in extra.items() if k in accepted})  # e.g. clip_norm: gradient solvers only
         kwargs.update(overrides)
         if solver_name == "dp_sgd":  # replace-one accounting, like every other solver (module docstring)
@@ -652,6 +676,7 @@ class DPLogisticRegression(_ClassifierMixin, _DPLinearModel):
     def fit(self, X: object, y: object) -> "DPLogisticRegression":
         """Fit privately; see the class docstring for what ``privacy_`` covers."""
         D = self._design(X, True)
+        check_choice("multi_class", self.multi_class, ("auto", "ovr", "multinomial"))  # also with two classes
         y, classes = classifier_labels(self.classes, y, D.n, type(self).__name__)
         self.classes_ = classes
         if classes.shape[0] > 2:
@@ -836,13 +861,14 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
         c = self._intercept_scaling() if self.fit_intercept else 0.0
         eps = check_positive("epsilon", self.epsilon, allow_inf=True)
         if self._running_solver() == "dp_sgd":
-            out = {"learning_rate": BENCHMARK_STEP / (R * R + c * c), "steps": math.ceil(default_steps(n, eps) / 2)}
+            out = {"learning_rate": BENCHMARK_STEP / check_smoothness(R * R + c * c, R),
+                   "steps": math.ceil(default_steps(n, eps) / 2)}
         elif self._running_solver() == "adassp":
             out = {"variant": "joint"}
         elif self._running_solver() == "dp_svrg":
             out = {"epochs": min(30, max(5, math.ceil(n * min(eps, 1e6) / AUTO_SVRG_EPOCH_DIVISOR)))}
             if hasattr(self, "huber_delta_"):  # DPLinearRegression passes its clip_norm_ anyway
-                out["clip_norm"] = self.huber_delta_ * math.sqrt(R * R + c * c)
+                out["clip_norm"] = self.huber_delta_ * math.hypot(R, c)
         else:
             return {}
         return {k: v for k, v in out.items() if k not in given and not (k == "steps" and "epochs" in given)}
@@ -983,7 +1009,7 @@ class DPLinearRegression(_DPRegressor):
                 raise ValueError(f"clip_norm must be a number > 0 or 'auto'; got {self.clip_norm!r}")
             R = check_positive("data_norm_bound", self.data_norm_bound)
             c = self._intercept_scaling() if self.fit_intercept else 0.0
-            self.clip_norm_ = AUTO_CLIP_FRACTION * math.sqrt(R * R + c * c)
+            self.clip_norm_ = AUTO_CLIP_FRACTION * math.hypot(R, c)
         else:
             self.clip_norm_ = check_positive("clip_norm", self.clip_norm)
         return self._fit_scaled_targets(X, y, {}, {"clip_norm": self.clip_norm_, **self._solver_defaults(X.n), **auto})

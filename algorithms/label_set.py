@@ -35,7 +35,12 @@ def label_set(classes: Optional[Any], y: np.ndarray, where: str) -> np.ndarray:
         Name of the estimator, for the message.
     """
     if classes is not None:
-        return np.unique(np.asarray(classes))
+        labels = np.asarray(classes)
+        if labels.ndim != 1:
+            raise ValueError(f"classes must be a 1-D sequence of labels; got shape {labels.shape}")
+        if labels.dtype.kind in "fc" and not np.all(np.isfinite(labels)):
+            raise ValueError(f"classes must contain only finite labels (no NaN or inf); got {labels.tolist()}")
+        return np.unique(labels)
     warnings.warn(
         f"{where}: classes=None takes the label set from the training labels, which the privacy guarantee "
         "does not cover (one replaced record can add or remove a class); pass the public label set as classes=",

@@ -36,7 +36,7 @@ from dpcore._validation import check_choice, check_delta, check_nonnegative, che
 from dpcore.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from mechanisms.base import least_noise_scale
 
-from ._data import validate_features
+from ._data import MAX_DENSE_BYTES, validate_features
 from ._solver_common import (
     as_generator, calibrated_privacy, check_batch_size, check_counts, check_iterations, iteration_count,
 )
@@ -166,6 +166,9 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
         else:
             b = min(DEFAULT_BATCH_SIZE, n) if self.batch_size is None else check_batch_size(self.batch_size, n)
         K = 1 if classes.shape[0] == 2 else classes.shape[0]
+        if 8 * n_parameters(d, h, K) > MAX_DENSE_BYTES:  # was a MemoryError (hidden_units=10**9: 37 GiB)
+            raise ValueError(f"hidden_units={h} gives {n_parameters(d, h, K)} float64 parameters for {d} features, more "
+                             f"than {MAX_DENSE_BYTES // 2**30} GiB (algorithms._data.MAX_DENSE_BYTES); use fewer hidden units")
         adam = optimizer == "adam" and solver in ("dp_sgd", "dp_gd")
         if lr is None:
             lr = ADAM_LR_SCALE / math.sqrt(n_parameters(d, h, K)) if adam else MOMENTUM_LR

@@ -152,9 +152,10 @@ def _run_batches(
             bar.update(sizes[i])
 
     own_pool = None
-    if executor is None and workers is not None and workers > 1 and len(todo) > 1:
-        check_picklable(target, f"workers={workers}")
-        executor = own_pool = worker_pool(min(workers, len(todo)))
+    if executor is None and workers is not None and workers > 1:
+        check_picklable(target, f"workers={workers}")  # whatever the batch count: a one-batch run used to pass
+        if len(todo) > 1:
+            executor = own_pool = worker_pool(min(workers, len(todo)))
     elif isinstance(executor, cf.ProcessPoolExecutor):
         check_picklable(target, type(executor).__name__)
     elif executor is not None and not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor"):

@@ -42,7 +42,7 @@ def check_nonnegative(name: str, value: object) -> float:
     x = _as_real(name, value)
     if not (0 <= x < math.inf):
         raise ValueError(f"{name} must be in [0, inf); got {value!r}")
-    return x
+    return x + 0.0  # -0.0 → 0.0 (a result echoing it printed "epsilon -0")
 
 
 def check_open_unit(name: str, value: object) -> float:
@@ -74,8 +74,8 @@ def check_sampling_rate(name: str, value: object) -> float:
     return x
 
 
-def check_positive_int(name: str, value: object, *, minimum: int = 1) -> int:
-    """Return ``value`` as int if it is an integer ≥ ``minimum``."""
+def check_positive_int(name: str, value: object, *, minimum: int = 1, maximum: Optional[int] = None) -> int:
+    """Return ``value`` as int if it is an integer ≥ ``minimum`` (and ≤ ``maximum`` when given)."""
     if isinstance(value, bool):
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
     if isinstance(value, (Integral, np.integer)):
@@ -86,6 +86,9 @@ def check_positive_int(name: str, value: object, *, minimum: int = 1) -> int:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
     if n < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    if maximum is not None and n > maximum:
+        shown = f"{n}" if n < 10**20 else f"an integer of {len(str(n))} digits"
+        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum:.4g}]; got {shown}")
     return n
 
 

@@ -41,7 +41,7 @@ from scipy.special import expit, logsumexp
 from scipy.stats import binom
 
 from ._validation import check_delta, check_nonnegative, check_positive, check_positive_int
-from .events import UnsupportedEventError
+from .events import UnsupportedEventError, check_count
 from .result import round_up
 
 __all__ = [
@@ -72,6 +72,13 @@ def _round_up_mp(value: mpmath.mpf, relative_slack: mpmath.mpf) -> float:
 # ------------------------------------------------------------------------------------- basic / DRV
 
 
+def _as_list(name: str, values: object) -> list:
+    """``values`` as a list, or ``ValueError`` naming ``name`` when it is not a sequence (a bare number)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} must be a sequence of numbers (one per part); got {values!r}")
+    return list(values)
+
+
 def basic_composition(epsilons: Sequence[float], deltas: Sequence[float]) -> Tuple[float, float]:
     """Basic composition: (Σ ε_i, Σ δ_i) (Dwork & Roth 2014, Thm 3.16), summed exactly.
 
@@ -87,8 +94,7 @@ def basic_composition(epsilons: Sequence[float], deltas: Sequence[float]) -> Tup
     (float, float)
         (ε, δ) rounded up (δ capped at 1, the trivial bound).
     """
-    eps_list = list(epsilons)
-    delta_list = list(deltas)
+    eps_list, delta_list = _as_list("epsilons", epsilons), _as_list("deltas", deltas)
     if len(eps_list) != len(delta_list):
         raise ValueError(
             f"deltas must have the same length as epsilons ({len(eps_list)}); got {len(delta_list)}"
@@ -122,7 +128,7 @@ def advanced_composition(epsilon: float, delta: float, count: int, delta_prime: 
     """
     eps = check_positive("epsilon", epsilon)
     dlt = _check_delta_or_zero("delta", delta)
-    k = check_positive_int("count", count)
+    k = check_count("count", count)
     dprime = check_delta("delta_prime", delta_prime)
     with mpmath.workdps(40):
         e = mpmath.mpf(eps)
@@ -252,7 +258,7 @@ def optimal_composition_delta(epsilon: float, delta: float, count: int, composed
     """
     eps = check_positive("epsilon", epsilon)
     dlt = _check_delta_or_zero("delta", delta)
-    k = check_positive_int("count", count)
+    k = check_count("count", count)
     eps_g = check_nonnegative("composed_epsilon", composed_epsilon)
     _check_total(eps, k)
     return _kov_delta_mpmath(eps, dlt, k, eps_g)
@@ -283,7 +289,7 @@ def optimal_composition_epsilon(epsilon: float, delta: float, count: int, target
     """
     eps = check_positive("epsilon", epsilon)
     dlt = _check_delta_or_zero("delta", delta)
-    k = check_positive_int("count", count)
+    k = check_count("count", count)
     target = check_delta("target_delta", target_delta)
     _check_total(eps, k)
     floor = _kov_floor(dlt, k)

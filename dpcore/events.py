@@ -237,7 +237,7 @@ class ShuffledEvent(PrivacyEvent):
 
     def __post_init__(self) -> None:
         _set(self, "epsilon0", check_positive("epsilon0", self.epsilon0))
-        _set(self, "n", check_positive_int("n", self.n, minimum=2))
+        _set(self, "n", check_positive_int("n", self.n, minimum=2, maximum=MAX_COUNT))
         check_relation("relation", self.relation)
         d0 = check_nonnegative("delta0", self.delta0)
         if not d0 < 1.0:
@@ -363,6 +363,8 @@ class ComposedEvent(PrivacyEvent):
     events: Tuple[PrivacyEvent, ...]
 
     def __init__(self, events: Sequence[PrivacyEvent]) -> None:
+        if isinstance(events, (PrivacyEvent, str, bytes)) or not hasattr(events, "__iter__"):  # was a TypeError
+            raise ValueError(f"events must be a non-empty sequence of PrivacyEvent; got {events!r}")
         events = tuple(events)
         if not events:
             raise ValueError("events must be a non-empty sequence of PrivacyEvent")

@@ -265,6 +265,8 @@ def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1
     hi = 1.0
     while _log_delta_float(s, hi) >= target:
         hi *= 2.0
+        if math.isinf(hi):  # the least ε exceeds the float range (σ/Δ below ~1e-154): was brentq's NaN error
+            return math.inf
     lo = 0.0 if hi == 1.0 else hi / 2.0
 
     def f(eps: float) -> float:

@@ -220,6 +220,11 @@ def _precision_label(precisions: Set[str], dps: Optional[int]) -> str:
     return mp[-1] if mp else "float64"
 
 
+#: Largest ``dps`` :func:`compute_rdp` accepts: mpmath's working precision is a float of the digit count
+#: (10**400 digits was an OverflowError), and 10⁴ digits already take minutes per order.
+MAX_DPS = 10_000
+
+
 def compute_rdp_with_precision(
     event: PrivacyEvent, orders: np.ndarray, *, dps: Optional[int] = None
 ) -> Tuple[np.ndarray, str]:
@@ -228,7 +233,7 @@ def compute_rdp_with_precision(
         raise ValueError(f"event must be a PrivacyEvent; got {event!r}")
     alpha = check_orders("orders", orders)
     if dps is not None:
-        dps = check_positive_int("dps", dps, minimum=15)
+        dps = check_positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     _check_counts(event)
     precisions: Set[str] = set()
     values = _walk(event, alpha, dps, precisions)
@@ -245,7 +250,7 @@ def compute_rdp(event: PrivacyEvent, orders: np.ndarray, *, dps: Optional[int] =
     orders : array_like
         Rényi orders α > 1.
     dps : int, optional
-        Force mpmath at this many digits for the Poisson-subsampled Gaussian.
+        Force mpmath at this many digits (15 to :data:`MAX_DPS`) for the Poisson-subsampled Gaussian.
 
     Raises
     ------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
@@ -15,8 +16,12 @@ class CertificationError(ArithmeticError):
 
 
 def round_up(x: Any) -> float:
-    """Smallest float64 ≥ ``x`` (``x`` may be an mpmath ``mpf``, a Fraction or a float)."""
-    f = float(x)
+    """Smallest float64 ≥ ``x`` (``x`` may be an mpmath ``mpf``, a Fraction or a float); ``inf`` above
+    the float range."""
+    try:
+        f = float(x)
+    except OverflowError:  # a Fraction or int beyond the float range (float(mpf) gives ±inf itself)
+        return math.inf if x > 0 else -sys.float_info.max
     if math.isfinite(f) and f < x:
         f = math.nextafter(f, math.inf)
     return f
@@ -78,7 +83,12 @@ class PrivacyResult:
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """A calibrated parameter and the guarantee it achieves (checked: ``privacy.epsilon ≤ target``)."""
+    """A calibrated parameter and the guarantee it achieves (checked: ``privacy.epsilon ≤ target``).
+
+    ``iterations`` counts the accountant evaluations; ``bracket`` is the *initial* search bracket
+    (``lower``, ``upper``) of :func:`dpcore.calibrate`, which the search widens geometrically within
+    its bounds — ``value`` may lie outside it (σ = 3.81 from the default (0.5, 2.0) for DP-SGD at ε = 1).
+    """
 
     parameter: str
     value: float

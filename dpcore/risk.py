@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import numpy as np
 from scipy import special
 
-from ._validation import check_open_unit, check_positive, check_positive_int, check_sampling_rate
+from ._validation import check_half_open_unit, check_open_unit, check_positive, check_positive_int, check_sampling_rate
 from .events import ComposedEvent, GaussianEvent, NoOpEvent, PrivacyEvent, SelfComposedEvent
 from .pld.tradeoff import RISK_SETTINGS, UPPER_SETTINGS, ReflectedCurve, TradeoffCurve, check_fpr, tradeoff_curve
 from .result import jsonable, round_down, round_up
@@ -64,6 +64,9 @@ _METHOD = ("trade-off curve of the composed dominating pairs: certified upper bo
            "uniform over intervals of epsilon (dpcore.pld.tradeoff)")
 
 
+_EXP_FINITE_BELOW = 709.0  # math.exp(x) is finite for x < 709.78
+
+
 def dp_tpr_bound(fpr: Any, epsilon: float, delta: float) -> np.ndarray:
     """Largest TPR an (ε, δ)-DP mechanism allows at each FPR, either direction.
 
@@ -79,12 +82,14 @@ def dp_tpr_bound(fpr: Any, epsilon: float, delta: float) -> np.ndarray:
     """
     fpr = check_fpr("fpr", fpr)
     epsilon = check_positive("epsilon", epsilon, allow_inf=True)
-    if not 0.0 <= float(delta) < 1.0:
-        raise ValueError(f"delta must be in [0, 1); got {delta!r}")
+    delta = check_half_open_unit("delta", delta)
     if math.isinf(epsilon):
         return np.ones_like(fpr)
-    with np.errstate(over="ignore"):
+    if epsilon < _EXP_FINITE_BELOW:
         up = math.exp(epsilon) * fpr + delta
+    else:  # e^ε overflows, e^ε·FPR need not (FPR subnormal): in logs; log 0 = −inf gives 0
+        with np.errstate(divide="ignore", over="ignore"):
+            up = np.exp(epsilon + np.log(fpr)) + delta
     return np.minimum.reduce([np.ones_like(fpr), up, 1.0 - math.exp(-epsilon) * (1.0 - delta - fpr)])
 
 

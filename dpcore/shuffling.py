@@ -61,7 +61,7 @@ from scipy.special import rel_entr
 from scipy.stats import binom
 
 from ._validation import check_choice, check_delta, check_nonnegative, check_positive, check_positive_int
-from .events import UnsupportedEventError
+from .events import MAX_COUNT, UnsupportedEventError
 from .result import round_up
 
 __all__ = ["shuffle_closed_form_epsilon", "shuffle_numeric_epsilon", "shuffle_epsilon", "shuffle_delta",
@@ -184,7 +184,7 @@ class _CloneSum:
 
 
 def _check_common(epsilon0: object, n: object) -> Tuple[float, int]:
-    return check_positive("epsilon0", epsilon0), check_positive_int("n", n, minimum=2)
+    return check_positive("epsilon0", epsilon0), check_positive_int("n", n, minimum=2, maximum=MAX_COUNT)
 
 
 def shuffle_closed_form_epsilon(epsilon0: float, n: int, delta: float) -> float:

@@ -92,6 +92,7 @@ MAX_LEAF_POINTS = (1 << 19, 1 << 16)
 DEFAULT_TAIL_MASS = 1e-14
 #: default ``tail_mass`` of ε queries, as a fraction of δ (the cut mass is charged to δ in full)
 TAIL_FRACTION = 1e-4
+_LEAST_NORMAL = 2.0 ** -1022
 #: widest tail bins of a leaf, in leaf grid steps (:func:`wide_bins`)
 WIDE_FACTOR = 16
 #: expected number of leaf instances (over all steps) whose loss falls in a wide tail bin
@@ -626,6 +627,10 @@ def _unshared(result: PrivacyResult) -> PrivacyResult:
 def _pld_epsilon(event: PrivacyEvent, delta: float, discretization: Optional[float], tail_mass: Optional[float],
                  certify: bool, fast: bool, max_points: Optional[int]) -> PrivacyResult:
     """:func:`pld_epsilon` without the memo (``delta`` already checked)."""
+    if tail_mass is None and TAIL_FRACTION * delta < _LEAST_NORMAL:  # was "tail_mass must be in (0, inf); got 0.0"
+        raise UnsupportedEventError(f"the 'pld' accountant needs delta >= {_LEAST_NORMAL / TAIL_FRACTION:.4g} (its tail "
+                                    f"mass {TAIL_FRACTION:g}·delta must be a normal float), or an explicit tail_mass; "
+                                    f"got delta={delta!r}")
     tail = TAIL_FRACTION * delta if tail_mass is None else check_positive("tail_mass", tail_mass)
     points = _points(max_points)
     plds, h = _composed(event, delta, discretization=discretization, tail_mass=tail, fast=fast, max_points=points)

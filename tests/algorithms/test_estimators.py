@@ -135,6 +135,15 @@ def test_data_norm_bound_is_enforced_or_clipped_explicitly():
             X, np.arange(N) % 3), "softmax"),
         (lambda: DPLogisticRegression().fit(X + 1j, Y01), "complex"),
         (lambda: DPLogisticRegression(classes=[0, 2]).fit(X, Y01), "labels"),
+        (lambda: DPLogisticRegression(classes=[[0, 1]]).fit(X, Y01), "classes must be a 1-D"),  # was fitted
+        (lambda: DPLogisticRegression(multi_class="bogus").fit(X, Y01), "multi_class must be one of"),  # was fitted
+        (lambda: DPLogisticRegression(clip_data="no").fit(X * 2, Y01), "clip_data must be True or False"),  # clipped
+        (lambda: DPLinearRegression(target_bound=1.0, fit_intercept="no").fit(X, Y), "fit_intercept must be True"),
+        (lambda: DPLogisticRegression(solver="dp_gd", solver_params={"bogus": 1}).fit(X, Y01),  # were TypeErrors
+         r"solver_params has keys .*\['bogus'\]"),
+        (lambda: DPLogisticRegression(solver="dp_gd", solver_params={"epsilon": 100.0}).fit(X, Y01),
+         r"solver_params has keys .*\['epsilon'\]"),
+        (lambda: DPLogisticRegression(classes=[0.0, np.nan]).fit(X, np.zeros(N)), "classes must contain only finite"),
         (lambda: DPLogisticRegression(solver="objective_perturbation").fit(np.full_like(X, np.nan), Y01), "finite"),
         (lambda: DPLinearRegression(solver="objective_perturbation", target_bound=1e6).fit(X, Y), "Lipschitz"),
         (lambda: DPLinearRegression().fit(X, Y), "target_bound"),

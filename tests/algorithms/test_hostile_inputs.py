@@ -283,6 +283,7 @@ def test_truncated_mirror_extreme_epsilon(name, eps, data):
     ({"epochs": 1e308}, "epochs"),  # was OverflowError in ceil
     ({"epochs": 10**30}, "epochs"),  # was a Numba TypingError / "high is out of bounds for int64"
     ({"hidden_units": 10**30}, "hidden_units"),  # was a Numba TypingError
+    ({"hidden_units": 10**9}, "hidden_units=1000000000 gives"),  # was a MemoryError (37 GiB of parameters)
     ({"clip_norm": 1e308}, "clip_norm"),  # returned a NaN network
 ])
 def test_mlp_hostile(solver, kw, match, data):
@@ -328,3 +329,25 @@ def test_truncated_mirror_extreme_parameters(name, kw, data):
 def test_approx_objective_perturbation_overflowing_lam(data):
     with pytest.raises(ValueError, match="lam"):  # was a NaN Newton solve (RuntimeError)
         _fit("approx_objective_perturbation", data, alpha=0.1, lam=1e308)
+
+
+@pytest.mark.parametrize("bound", [1e-200, 1e-160, 1e308])
+@pytest.mark.parametrize("make", [
+    lambda: A.DPLogisticRegression(classes=[-1, 1], random_state=0, clip_data=True),  # solver="auto"
+    lambda: A.DPLinearRegression(target_bound=1.0, solver="dp_sgd", random_state=0, clip_data=True),
+])
+def test_estimator_extreme_norm_bound_names_it(bound, make, data):
+    # were: ZeroDivisionError (auto rule's step 1/β and DP-SGD's default step at R = 1e-200); at R = 1e-160
+    # √(R² + c²) lost digits below the rows' own norm ("data_norm_bound=1.11802e-160 is violated"); at
+    # R = 1e308 it overflowed ("data_norm_bound must be in (0, inf); got inf")
+    X, y = data
+    with pytest.raises(ValueError, match=r"data_norm_bound=1(\.1\d*)?e[-+]\d+ gives the loss smoothness"):
+        make().set_params(data_norm_bound=bound).fit(X * bound, y)
+
+
+def test_augmented_norm_bound_is_an_upper_bound():
+    from fractions import Fraction
+    from algorithms.clipping import augmented_norm_bound
+    for R, c in [(1e-160, 5e-161), (1e308, 5e307), (1.0, 0.5), (3e-200, 1.0), (5e-324, 5e-324)]:
+        b = augmented_norm_bound(R, c)
+        assert math.isfinite(b) and Fraction(b) ** 2 >= Fraction(R) ** 2 + Fraction(c) ** 2

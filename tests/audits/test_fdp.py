@@ -160,6 +160,8 @@ def _lambda_target():
 def test_unpicklable_sampler_with_workers_is_a_clear_error():
     with pytest.raises(ValueError, match="cannot be sent to worker processes.*module level"):
         run_audit(_lambda_target(), 4000, workers=2)
+    with pytest.raises(ValueError, match="cannot be sent to worker processes"):  # one batch: was run in-process
+        run_audit(_lambda_target(), 100, workers=2)
     assert run_audit(_lambda_target(), 4000).verdict == "pass"  # in-process it runs
 
 

@@ -205,3 +205,11 @@ def test_auto_skips_an_accountant_beyond_its_range():
     event = SelfComposedEvent(PureDpEvent(1.0), 10**12)
     result = dpcore.get_epsilon(event, 1e-6)
     assert math.isfinite(result.epsilon) and result.method.startswith("rdp")
+
+
+def test_get_delta_at_minus_zero_reports_plus_zero():
+    # epsilon=-0.0 is epsilon 0; the result echoed -0.0 and `dpcore delta --epsilon -0.0` printed "epsilon -0"
+    from dpcore import GaussianEvent, get_delta
+    res = get_delta(GaussianEvent(1.0), -0.0)
+    assert res.epsilon == 0.0 and math.copysign(1.0, res.epsilon) == 1.0
+    assert res.delta == get_delta(GaussianEvent(1.0), 0.0).delta

@@ -167,3 +167,20 @@ NAN = float("nan")
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_basic_composition_beyond_the_float_range_is_inf():
+    # the exact sum 2e308 was an OverflowError in round_up; inf is the safe upper bound
+    assert basic_composition([1e308, 1e308], [0.0, 0.0]) == (math.inf, 0.0)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: basic_composition(1.0, [0.0]), "epsilons"),       # was TypeError: 'float' object is not iterable
+    (lambda: basic_composition([1.0], 0.0), "deltas"),
+    (lambda: advanced_composition(1.0, 1e-5, 10**400, 1e-5), "count"),      # were OverflowError
+    (lambda: optimal_composition_epsilon(1.0, 1e-5, 10**400, 1e-5), "count"),
+    (lambda: optimal_composition_delta(1.0, 0.0, 10**400, 1.0), "count"),
+])
+def test_composition_bad_input_names_the_argument(call, name):
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        call()

@@ -44,6 +44,8 @@ def test_wrappers_inherit_relation():
         (lambda: ApproxDpEvent(1.0, 1.0), "delta"),
         (lambda: ShuffledEvent(1.0, 1), "n"),
         (lambda: ComposedEvent([]), "events"),
+        (lambda: ComposedEvent(None), "events"),  # were TypeError: not iterable
+        (lambda: ComposedEvent(GaussianEvent(1.0)), "events"),
         (lambda: ComposedEvent([GaussianEvent(1.0), GaussianEvent(1.0, "replace_one")]), "relation"),
         (lambda: MechanismEvent("m"), "rdp"),
     ],

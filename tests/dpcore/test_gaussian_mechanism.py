@@ -228,3 +228,10 @@ def test_epsilon_of_calibrated_sigma_never_exceeds_the_target(eps, log10_delta):
     delta = 10.0**log10_delta
     sigma = analytic_gaussian_sigma(eps, delta)
     assert analytic_gaussian_epsilon(sigma, delta) <= eps
+
+
+def test_epsilon_beyond_float_range_is_inf():
+    # σ/Δ = 1e-320: the doubling search for ε reached inf and brentq failed on NaN ("The function value at
+    # x=inf is NaN"); the docstring promises inf (a valid upper bound)
+    assert analytic_gaussian_epsilon(1e-320, 1e-5) == math.inf
+    assert analytic_gaussian_epsilon(1e-150, 1e-5) == pytest.approx(5e299, rel=1e-9)  # ≈ 1/(2σ²), still finite

@@ -234,3 +234,9 @@ def test_certification_names_the_leaves_it_could_not_recompute_independently():
     cert = certify_rdp_epsilon(wor, 1e-5, rdp_epsilon(wor, 1e-5))
     assert cert.certified
     assert cert.details["certification"]["recomputed_by_the_fast_code"] == ["SampledWithoutReplacementEvent(GaussianEvent)"]
+
+
+def test_huge_dps_refused_naming_it():
+    from dpcore.rdp_accountant import compute_rdp
+    with pytest.raises(ValueError, match=r"^dps must be an integer in \[15, 1e\+04\]"):  # was OverflowError
+        compute_rdp(PoissonSampledEvent(GaussianEvent(1.0), 0.01), [2.0], dps=10**400)

@@ -230,3 +230,15 @@ def test_cli_risk_review_items(capsys):
     assert json.loads(capsys.readouterr().out)["tpr_upper"] == none["tpr_upper"]
     assert main(["risk", "--noise-multiplier", "2", "--sampling", "none", "--sampling-rate", "0.5", "--steps",
                  "3"]) == 2
+
+
+def test_dp_tpr_bound_when_exp_epsilon_overflows():
+    # math.exp(1e308) was an OverflowError; e^710·FPR is finite for a subnormal FPR (checked in mpmath)
+    fpr = np.array([0.0, 5e-324, 1e-300, 0.5])
+    assert dp_tpr_bound(fpr, 1e308, 1e-5).tolist() == [1e-5, 1.0, 1.0, 1.0]
+    got = dp_tpr_bound(fpr, 710.0, 1e-5)
+    import mpmath
+    want = float(mpmath.exp(710) * mpmath.mpf(5e-324) + mpmath.mpf(1e-5))
+    assert got[0] == 1e-5 and got[1] == pytest.approx(want, rel=1e-12) and got[2:].tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="^delta must be a real number"):  # was a TypeError from '0.5' + float
+        dp_tpr_bound(fpr, 1.0, "0.5")

@@ -268,3 +268,13 @@ def test_delta0_beyond_the_amplification_bound():
     assert local_delta_term(800.0, 1.0, 10, 1e-9) == math.inf and shuffle_delta(801.0, 100, 800.0, 1e-9) == 1.0
     with pytest.raises(UnsupportedEventError, match="delta0"):
         dpcore.get_epsilon(ShuffledEvent(1.0, 1000, delta0=1e-5), 1e-6, accountant="shuffle")
+
+
+@pytest.mark.parametrize("call", [
+    lambda: shuffle_epsilon(1.0, 10**400, 1e-5, method="closed_form"),  # were OverflowError
+    lambda: shuffle_epsilon(1.0, 10**400, 1e-5),
+    lambda: ShuffledEvent(1.0, 10**400),
+])
+def test_shuffle_population_beyond_range_names_n(call):
+    with pytest.raises(ValueError, match=r"^n must be an integer in \[2, 1e\+30\]; got an integer of 401 digits"):
+        call()
