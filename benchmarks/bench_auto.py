@@ -109,6 +109,21 @@ def sweep(args) -> None:
         print(f"| {name} | {eps:g} | {best} | {b:.4f} | {a:.4f} | {a - b:+.4f} | {w:.4f} | {k} |")
 
 
+def default_fits(args):
+    """(data set, its splits, ε, the default's test errors, the majority class's) for every data set and ε of ``args``,
+    the default ``DPLogisticRegression(epsilon=ε)`` fitted with seed s on split s."""
+    from algorithms.estimators import DPLogisticRegression
+
+    for name in args.datasets.split(","):
+        data = splits(name, args.seeds)
+        if data is None:
+            continue
+        for eps in (float(e) for e in args.eps.split(",")):
+            base, majs = errors(lambda s: DPLogisticRegression(epsilon=eps, classes=[-1, 1], random_state=s),
+                                data, args.seeds)
+            yield name, data, eps, base, majs
+
+
 def tune(args) -> None:
     """The default against ``tune=`` (private selection inside the same total ε), per data set and ε: means, worst
     seeds and the paired difference (same split and seed) with its standard error over seeds; one row per tune=
@@ -125,32 +140,26 @@ def tune(args) -> None:
     print("| data | ε | setting | default mean | default worst | tune= mean | tune= worst | tune= − default (paired) "
           "| SE | win outside 2 SE | tune= seeds worse than majority | selection ε |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name in args.datasets.split(","):
-        data = splits(name, args.seeds)
-        if data is None:
-            continue
-        for eps in (float(e) for e in args.eps.split(",")):
-            base, majs = errors(lambda s: DPLogisticRegression(epsilon=eps, classes=[-1, 1], random_state=s),
-                                data, args.seeds)
-            for i, opt in enumerate(settings):
-                fits = []
+    for name, data, eps, base, majs in default_fits(args):
+        for i, opt in enumerate(settings):
+            fits = []
 
-                def make(s):
-                    est = DPLogisticRegression(epsilon=eps, classes=[-1, 1], tune=opt, random_state=s)
-                    fits.append(est)
-                    return est
+            def make(s):
+                est = DPLogisticRegression(epsilon=eps, classes=[-1, 1], tune=opt, random_state=s)
+                fits.append(est)
+                return est
 
-                try:
-                    tuned, _ = errors(make, data, args.seeds)
-                except ValueError as exc:  # reported, never hidden (e.g. ε below the selection's floor)
-                    print(f"| {name} | {eps:g} | {i} | {base.mean():.4f} | {base.max():.4f} | error: {exc} |", flush=True)
-                    continue
-                diff = tuned - base
-                se = diff.std(ddof=1) / np.sqrt(args.seeds)
-                sel = fits[0].tuning_["selection_epsilon"]
-                print(f"| {name} | {eps:g} | {i} | {base.mean():.4f} | {base.max():.4f} | {tuned.mean():.4f} | "
-                      f"{tuned.max():.4f} | {diff.mean():+.4f} | {se:.4f} | {'yes' if diff.mean() < -2 * se else 'no'} | "
-                      f"{int(np.sum(tuned > majs + 1e-12))} | {sel:.3g} |", flush=True)
+            try:
+                tuned, _ = errors(make, data, args.seeds)
+            except ValueError as exc:  # reported, never hidden (e.g. ε below the selection's floor)
+                print(f"| {name} | {eps:g} | {i} | {base.mean():.4f} | {base.max():.4f} | error: {exc} |", flush=True)
+                continue
+            diff = tuned - base
+            se = diff.std(ddof=1) / np.sqrt(args.seeds)
+            sel = fits[0].tuning_["selection_epsilon"]
+            print(f"| {name} | {eps:g} | {i} | {base.mean():.4f} | {base.max():.4f} | {tuned.mean():.4f} | "
+                  f"{tuned.max():.4f} | {diff.mean():+.4f} | {se:.4f} | {'yes' if diff.mean() < -2 * se else 'no'} | "
+                  f"{int(np.sum(tuned > majs + 1e-12))} | {sel:.3g} |", flush=True)
 
 
 #: ``--tune-oracle --objective-arms``: objective perturbation's ridge values added to the grid (not arms ``tune=`` can
@@ -168,36 +177,30 @@ def tune_oracle(args) -> None:
     print("| data | ε | final run's ε | default mean | per-seed oracle mean | oracle − default (paired) | SE | "
           "best arm on average | its mean | its − default | SE |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for name in args.datasets.split(","):
-        data = splits(name, args.seeds)
-        if data is None:
-            continue
-        for eps in (float(e) for e in args.eps.split(",")):
-            eps_fin, delta_fin = (eps, delta) if args.share == 0 else selection_budget(eps, delta, args.share)[2:]
-            base, _ = errors(lambda s: DPLogisticRegression(epsilon=eps, classes=[-1, 1], random_state=s), data,
-                             args.seeds)
-            grid = retrain_grid(data[0][0].shape[0], eps_fin)
-            if args.objective_arms:
-                grid += tuple({"rule": "objective_perturbation", "alpha": a} for a in OBJECTIVE_ARMS)
-            arms = np.empty((len(grid), args.seeds))
-            for i, spec in enumerate(grid):
-                def make(s, spec=spec):
-                    if spec["rule"] == "objective_perturbation":
-                        return DPLogisticRegression(solver="objective_perturbation", epsilon=eps_fin, delta=delta_fin,
-                                                    alpha=spec["alpha"], classes=[-1, 1], random_state=s)
-                    cfg = retrain_config(spec, data[s][0].shape[0], eps_fin, 1.0)
-                    return DPLogisticRegression(
-                        solver="dp_gd", epsilon=eps_fin, delta=delta_fin, alpha=cfg["alpha"], classes=[-1, 1],
-                        intercept_scaling=cfg["intercept_scaling"], random_state=s,
-                        solver_params={k: cfg[k] for k in ("steps", "learning_rate", "momentum")})
-                arms[i] = errors(make, data, args.seeds)[0]
-            oracle = arms.min(axis=0) - base
-            best = int(np.argmin(arms.mean(axis=1)))
-            fixed = arms[best] - base
-            se = lambda v: v.std(ddof=1) / np.sqrt(args.seeds)  # noqa: E731
-            print(f"| {name} | {eps:g} | {eps_fin:.3g} | {base.mean():.4f} | {arms.min(axis=0).mean():.4f} | "
-                  f"{oracle.mean():+.4f} | {se(oracle):.4f} | {grid[best]} | {arms[best].mean():.4f} | "
-                  f"{fixed.mean():+.4f} | {se(fixed):.4f} |", flush=True)
+    for name, data, eps, base, _ in default_fits(args):
+        eps_fin, delta_fin = (eps, delta) if args.share == 0 else selection_budget(eps, delta, args.share)[2:]
+        grid = retrain_grid(data[0][0].shape[0], eps_fin)
+        if args.objective_arms:
+            grid += tuple({"rule": "objective_perturbation", "alpha": a} for a in OBJECTIVE_ARMS)
+        arms = np.empty((len(grid), args.seeds))
+        for i, spec in enumerate(grid):
+            def make(s, spec=spec):
+                if spec["rule"] == "objective_perturbation":
+                    return DPLogisticRegression(solver="objective_perturbation", epsilon=eps_fin, delta=delta_fin,
+                                                alpha=spec["alpha"], classes=[-1, 1], random_state=s)
+                cfg = retrain_config(spec, data[s][0].shape[0], eps_fin, 1.0)
+                return DPLogisticRegression(
+                    solver="dp_gd", epsilon=eps_fin, delta=delta_fin, alpha=cfg["alpha"], classes=[-1, 1],
+                    intercept_scaling=cfg["intercept_scaling"], random_state=s,
+                    solver_params={k: cfg[k] for k in ("steps", "learning_rate", "momentum")})
+            arms[i] = errors(make, data, args.seeds)[0]
+        oracle = arms.min(axis=0) - base
+        best = int(np.argmin(arms.mean(axis=1)))
+        fixed = arms[best] - base
+        se = lambda v: v.std(ddof=1) / np.sqrt(args.seeds)  # noqa: E731
+        print(f"| {name} | {eps:g} | {eps_fin:.3g} | {base.mean():.4f} | {arms.min(axis=0).mean():.4f} | "
+              f"{oracle.mean():+.4f} | {se(oracle):.4f} | {grid[best]} | {arms[best].mean():.4f} | "
+              f"{fixed.mean():+.4f} | {se(fixed):.4f} |", flush=True)
 
 
 def main() -> None:
