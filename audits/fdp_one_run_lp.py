@@ -42,6 +42,19 @@ to a grid a few of the recursion's constraints (those of the majorant's other se
 missing, so the bound returned is the smaller of the LP's and the recursion's p-value
 (:func:`audits.fdp_one_run._p_value`) — both valid, so never looser than the recursion.
 
+**More counts do not help by themselves (tiers).** Split the k guesses into tiers fixed in advance (tier 1:
+the most confident k₁, tier 2: the next k₂), count C_t right per tier, and use the tests "guess on j in
+tier t and the others' state ∈ S_t": with p the distribution of (C₁, C₂), for every γ,
+Σ_s Σ_t ((s_t + 1) p(s + e_t) − γ (k_t − s_t) p(s))₊ ≤ m β(γ) (:func:`_profile_lp` solves it; the study is
+``benchmarks/bench_audit_tightness.py --one-run-tiers``). Splitting a distribution of C meeting this
+module's constraints by a hypergeometric draw (as if the k guesses were dealt to the tiers at random)
+meets the tiered ones with the *same* left-hand sides (with H(s | c) the hypergeometric probability of the
+state s given C = c, (s_t + 1)·H(s + e_t | c + 1) = (k_t − s_t)·H(s | c)·(c + 1)/(k − c), and the weights
+(k_t − s_t)·H(s | c)/(k − c) sum to 1 over the (s, t) of each c), so the tiered bound on P[C₁ + C₂ ≥ c] is exactly this one (the benchmark prints
+both) and a weighted statistic a·C₁ + C₂ gains only as far as the observed split is unlikely under the
+hypergeometric: +1.0–4.7 % ε_lb per seed (median +1.5 %) on the Gaussian at ε = 4, m = 2·10⁴, against the
++7 % issue 25's goal needs (RESULTS.md, "f-DP audits"), so it is not offered as an analysis.
+
 **Cost.** One LP of about (k − c + w)·|grid| variables (HiGHS): 0.3–30 s for k ≤ 2000 on the shared
 benchmark machine, so an ε_lb (six to ten LPs) takes 10–120 s where the recursion takes
 milliseconds. The gain measured on the Gaussian at m = 2·10⁴ (RESULTS.md, "f-DP audits") is 1–2.4 %

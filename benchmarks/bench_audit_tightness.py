@@ -33,10 +33,11 @@ claim as the estimator does, at m = 2·10⁴ and ε ∈ {2, 4} (``--seeds``, def
 tier 1 = the k/2 most confident guesses, tier 2 = the other k/2 of the estimator's k, statistic
 weight·C₁ + C₂ with the weight fixed from the claim (ratio of the log-odds of the two tiers' predicted
 precisions), p-value = max P[statistic ≥ observed] over every distribution of (C₁, C₂) meeting the per-canary
-constraints (:func:`_tiered_tail_bound`), at m = 2·10⁴ and ε ∈ {2, 4} (``--seeds``, default 0–4): per seed the
-one-count LP's ε_lb, the tiered LP's p-value at the noise scale of the goal (1.5× Steinke's median over the
-seeds: a median ε_lb at the goal needs p < 0.05 on most seeds) and, for ``--tier-eps`` (default 4; an LP at
-ε = 2 takes minutes), its ε_lb (both bisected in the noise scale to 0.5 % from the same bracket); then
+constraints (:func:`_tiered_tail_bound`), at m = 2·10⁴ and ε ∈ {2, 4} (``--tier-claims``; ``--seeds``, default
+0–4): per seed the one-count LP's ε_lb, the tiered LP's p-value at the noise scale of the goal (1.5×
+Steinke's median over the seeds: a median ε_lb at the goal needs p < 0.05 on most seeds) and, for
+``--tier-eps`` (default 4; an LP at ε = 2 takes minutes), its ε_lb (both bisected in the noise scale to
+0.5 % from the same bracket); then
 :func:`tier_lift_check` (k₂ = 0, and weight 1, give the one-count LP's bound exactly).
 
 ``--one-run-ceiling``: an upper bound on the *median* ε_lb of any valid one-run audit, whatever its
@@ -227,7 +228,7 @@ def _bracketed_scale(rejects, lo: float, hi: float, tolerance: float = 0.005) ->
     return lo
 
 
-def one_run_tiers_table(seeds, full_epsilons) -> None:
+def one_run_tiers_table(seeds, epsilons, full_epsilons) -> None:
     """One-count LP vs tiered LP on the same canaries (module docstring)."""
     import dpcore
     from audits.fdp_claim import CurveFamily
@@ -240,7 +241,7 @@ def one_run_tiers_table(seeds, full_epsilons) -> None:
           "tiered LP p-value at the goal | tiered LP | tiered / one-count | seconds |  (m = 20000, 95%, noise "
           "scale to 0.5 %)")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for eps in (2.0, 4.0):
+    for eps in epsilons:
         sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
         family = CurveFamily(dpcore.GaussianEvent(sigma))
         k = _choose_guesses(family, m, alpha)
@@ -362,6 +363,8 @@ def main() -> None:
                         help="jax_privacy's auditing.py, compared in the --fdp-one-run table (reference only)")
     parser.add_argument("--one-run-lp", action="store_true", help="f-DP recursion vs privacy-profile LP")
     parser.add_argument("--one-run-tiers", action="store_true", help="one-count LP vs tiered LP (two counts)")
+    parser.add_argument("--tier-claims", type=float, nargs="+", default=[2.0, 4.0],
+                        help="claimed epsilons of --one-run-tiers")
     parser.add_argument("--tier-eps", type=float, nargs="*", default=[4.0],
                         help="claimed epsilons at which --one-run-tiers bisects the tiered LP's eps_lb (an LP at "
                              "eps 2 takes minutes; elsewhere only its p-value at the goal)")
@@ -376,7 +379,8 @@ def main() -> None:
         one_run_ceiling_table()
         return
     if args.one_run_tiers:
-        one_run_tiers_table(args.seeds if args.seeds != list(range(10)) else list(range(5)), args.tier_eps)
+        one_run_tiers_table(args.seeds if args.seeds != list(range(10)) else list(range(5)), args.tier_claims,
+                            args.tier_eps)
         tier_lift_check()
         return
     if args.one_run_lp:
