@@ -42,6 +42,19 @@ to a grid a few of the recursion's constraints (those of the majorant's other se
 missing, so the bound returned is the smaller of the LP's and the recursion's p-value
 (:func:`audits.fdp_one_run._p_value`) — both valid, so never looser than the recursion.
 
+**More counts do not help by themselves (tiers).** Split the k guesses into tiers fixed in advance (tier 1:
+the most confident k₁, tier 2: the next k₂), count C_t right per tier, and use the tests "guess on j in
+tier t and the others' state ∈ S_t": with p the distribution of (C₁, C₂), for every γ,
+Σ_s Σ_t ((s_t + 1) p(s + e_t) − γ (k_t − s_t) p(s))₊ ≤ m β(γ) (:func:`_profile_lp` solves it; the study is
+``benchmarks/bench_audit_tightness.py --one-run-tiers``). Splitting a distribution of C meeting this
+module's constraints by a hypergeometric draw (as if the k guesses were dealt to the tiers at random)
+meets the tiered ones with the *same* left-hand sides (with H(s | c) the hypergeometric probability of the
+state s given C = c, (s_t + 1)·H(s + e_t | c + 1) = (k_t − s_t)·H(s | c)·(c + 1)/(k − c), and the weights
+(k_t − s_t)·H(s | c)/(k − c) sum to 1 over the (s, t) of each c), so the tiered bound on P[C₁ + C₂ ≥ c] is exactly this one (the benchmark prints
+both) and a weighted statistic a·C₁ + C₂ gains only as far as the observed split is unlikely under the
+hypergeometric: +1.0–4.7 % ε_lb per seed (median +1.5 %) on the Gaussian at ε = 4, m = 2·10⁴, against the
++7 % issue 25's goal needs (RESULTS.md, "f-DP audits"), so it is not offered as an analysis.
+
 **Cost.** One LP of about (k − c + w)·|grid| variables (HiGHS): 0.3–30 s for k ≤ 2000 on the shared
 benchmark machine, so an ε_lb (six to ten LPs) takes 10–120 s where the recursion takes
 milliseconds. The gain measured on the Gaussian at m = 2·10⁴ (RESULTS.md, "f-DP audits") is 1–2.4 %
@@ -93,30 +106,65 @@ def _profile(curve: ClaimedCurve, gammas: np.ndarray) -> np.ndarray:
 
 def _solve(m: int, k: int, c: int, lo: int, gammas: np.ndarray, beta: np.ndarray):
     """max Σ_{s ≥ c} p_s under the constraints of ``gammas`` (levels s ≥ lo); returns (value, p_lo … p_k)."""
-    n = k - lo + 1  # p_lo … p_k, then the free mass below lo, then u[γ, s]
-    ns = k - lo
+    n = k - lo + 1  # p_lo … p_k
+    s_rel = np.arange(k - lo)
+    s_abs = s_rel + lo
+    gain = np.zeros(n)
+    gain[c - lo:] = 1.0
+    try:
+        return _profile_lp(m, s_rel + 1, s_rel, (s_abs + 1).astype(float), (k - s_abs).astype(float), gain,
+                          gammas, beta)
+    except RuntimeError as error:
+        raise RuntimeError(f"the one-run LP did not solve (m={m}, k={k}, c={c}): {error}") from None
+
+
+def _profile_lp(m: int, upper: np.ndarray, lower: np.ndarray, upper_weight: np.ndarray, lower_weight: np.ndarray,
+               gain: np.ndarray, gammas: np.ndarray, beta: np.ndarray):
+    """max gainᵀp over distributions p of a count state meeting, for each γ of ``gammas``,
+
+        Σ_r ( upper_weight_r · p[upper_r] − γ · lower_weight_r · p[lower_r] )₊  ≤  m β(γ),
+
+    plus one free mass outside the states (gain 0, no constraint). Row r pairs "canary j right and the
+    others' state σ" (state ``upper_r``, weighted by the right guesses that state can hold) with "j wrong
+    and the others' state σ" (state ``lower_r``); the module docstring's LP is the one-count case.
+    Returns (a weak-duality upper bound on the maximum (:func:`_dual_bound`), the solver's p).
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries.
+    upper, lower : int arrays, shape (r,)
+        State indices (0 … n − 1, n = ``gain.size``) of each row's two events.
+    upper_weight, lower_weight : float arrays, shape (r,)
+        Their weights (counts of right / wrong guesses of that kind in that state).
+    gain : float array, shape (n,)
+        Objective per state (1 on the rejection region).
+    gammas, beta : float arrays, shape (g,)
+        Slopes γ and the claim's profile β(γ) (:func:`_profile`).
+    """
+    n = gain.size
+    ns = upper.size
     g = gammas.size
-    n_var = n + 1 + g * ns
-    # rows: (s + 1) p_{s+1} − γ (k − s) p_s − u_{γ,s} ≤ 0, then Σ_s u_{γ,s} ≤ m β(γ)
+    n_var = n + 1 + g * ns  # p, then the free mass, then u[γ, r]
+    # rows: a_r p[upper_r] − γ b_r p[lower_r] − u_{γ,r} ≤ 0, then Σ_r u_{γ,r} ≤ m β(γ)
     row_a = np.arange(g * ns)
     gi = np.repeat(np.arange(g), ns)
-    s_rel = np.tile(np.arange(ns), g)
-    s_abs = s_rel + lo
+    ri = np.tile(np.arange(ns), g)
     rows = np.concatenate([row_a, row_a, row_a, g * ns + gi])
-    cols = np.concatenate([s_rel + 1, s_rel, n + 1 + row_a, n + 1 + row_a])
-    vals = np.concatenate([(s_abs + 1).astype(float), -gammas[gi] * (k - s_abs), -np.ones(g * ns), np.ones(g * ns)])
+    cols = np.concatenate([upper[ri], lower[ri], n + 1 + row_a, n + 1 + row_a])
+    vals = np.concatenate([upper_weight[ri], -gammas[gi] * lower_weight[ri], -np.ones(g * ns), np.ones(g * ns)])
     a_ub = sparse.csr_matrix((vals, (rows, cols)), shape=(g * ns + g, n_var))
     b_ub = np.concatenate([np.zeros(g * ns), m * beta])
     a_eq = sparse.csr_matrix((np.ones(n + 1), (np.zeros(n + 1, dtype=int), np.arange(n + 1))), shape=(1, n_var))
     objective = np.zeros(n_var)
-    objective[c - lo : n] = -1.0
+    objective[:n] = -gain
     for method in ("highs", "highs-ipm"):
         res = optimize.linprog(objective, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=(0, None),
                                method=method)
         if res.status == 0:
             return _dual_bound(res, a_ub, b_ub, -objective, n, g, ns), res.x[:n]
-    # the LP is feasible (all mass at C = 0) and bounded: a failure is numerical
-    raise RuntimeError(f"the one-run LP did not solve (m={m}, k={k}, c={c}): {res.message}")
+    # the LP is feasible (all mass outside the states) and bounded: a failure is numerical
+    raise RuntimeError(res.message)
 
 
 def _dual_bound(res, a_ub, b_ub: np.ndarray, gain: np.ndarray, n: int, g: int, ns: int) -> float:

@@ -29,6 +29,17 @@ looser, seconds per LP instead of milliseconds) on the same (k, correct guesses)
 claim as the estimator does, at m = 2·10⁴ and ε ∈ {2, 4} (``--seeds``, default 0–4): ε_lb of each
 (``fdp_one_run_estimate(..., analysis="lp")``, noise scale to 1 %) and Steinke's estimator.
 
+``--one-run-tiers``: the one-count LP against a *tiered* LP (two counts; issue 25's last must-reach, not met):
+tier 1 = the k/2 most confident guesses, tier 2 = the other k/2 of the estimator's k, statistic
+weight·C₁ + C₂ with the weight fixed from the claim (ratio of the log-odds of the two tiers' predicted
+precisions), p-value = max P[statistic ≥ observed] over every distribution of (C₁, C₂) meeting the per-canary
+constraints (:func:`_tiered_tail_bound`), at m = 2·10⁴ and ε ∈ {2, 4} (``--tier-claims``; ``--seeds``, default
+0–4): per seed the one-count LP's ε_lb, the tiered LP's p-value at the noise scale of the goal (1.5×
+Steinke's median over the seeds: a median ε_lb at the goal needs p < 0.05 on most seeds) and, for
+``--tier-eps`` (default 4; an LP at ε = 2 takes minutes), its ε_lb (both bisected in the noise scale to
+0.5 % from the same bracket); then
+:func:`tier_lift_check` (k₂ = 0, and weight 1, give the one-count LP's bound exactly).
+
 ``--one-run-ceiling``: an upper bound on the *median* ε_lb of any valid one-run audit, whatever its
 statistic (:func:`audits.fdp_one_run_adversary.any_audit_ceiling`: a correlated release within the
 ceiling's claim outputs the mechanism's own scores in 11 % of its runs), for ε ∈ {1, 2, 4} and
@@ -160,6 +171,136 @@ def one_run_lp_table(seeds) -> None:
               f"({med[2] / med[0]:.2f}x) | | |", flush=True)
 
 
+#: log γ of the supporting lines of the tiered LP (:func:`_tiered_tail_bound`): where the one-count LP's duals are
+#: non-zero at these claims, and a few steep ones; fewer lines only loosen the bound
+_TIER_LOG_GAMMAS = np.concatenate([np.arange(0.5, 3.51, 0.1), [4.0, 5.0, 6.0, 7.0]])
+#: states kept below the observed weighted count (the rest is free mass outside the rejection region)
+_TIER_BAND = 20.0
+
+
+def _tiered_tail_bound(curve, m: int, ks, weight: float, counts) -> float:
+    """Upper bound on P[weight·C₁ + C₂ ≥ weight·c₁ + c₂] for any release within ``curve`` (the tiered LP).
+
+    Tier t has k_t guesses (tier 1: the k₁/2 highest and lowest scores; tier 2: the next ones) and C_t right.
+    For canary j and any sets S₁, S₂ of the others' states (C₁, C₂)₋ⱼ, "guess on j in tier t and the others'
+    state ∈ S_t" (in either direction) is a test of j's membership given the others, so as in
+    :mod:`audits.fdp_one_run_lp` (one count), for every γ ≥ 0 and with p the distribution of (C₁, C₂):
+    Σ_s Σ_t ((s_t + 1) p(s + e_t) − γ (k_t − s_t) p(s))₊ ≤ m β(γ). The LP keeps the states within
+    :data:`_TIER_BAND` of the observed weighted count (the others are one free mass, outside the region),
+    the lines of :data:`_TIER_LOG_GAMMAS`, and returns the weak-duality bound — each only loosens it."""
+    from audits.fdp_one_run_lp import _profile, _profile_lp
+
+    (k1, k2), (c1, c2) = ks, counts
+    w = weight * c1 + c2
+    lo1 = max(0, int(np.floor((w - _TIER_BAND - k2) / weight)))
+    lo2 = max(0, int(np.floor(w - _TIER_BAND - weight * k1)))
+    s1, s2 = np.meshgrid(np.arange(lo1, k1 + 1), np.arange(lo2, k2 + 1), indexing="ij")
+    stat = weight * s1 + s2
+    kept = stat >= w - _TIER_BAND
+    index = np.full(s1.shape, -1)
+    index[kept] = np.arange(int(kept.sum()))
+    upper, lower, right, wrong = [], [], [], []
+    for axis, k_t, s_t in ((0, k1, s1), (1, k2, s2)):
+        below = index[:-1, :] if axis == 0 else index[:, :-1]
+        above = index[1:, :] if axis == 0 else index[:, 1:]
+        level = s_t[:-1, :] if axis == 0 else s_t[:, :-1]
+        both = (below >= 0) & (above >= 0)
+        upper.append(above[both])
+        lower.append(below[both])
+        right.append(level[both] + 1.0)
+        wrong.append(k_t - level[both].astype(float))
+    gain = (stat[kept] >= w - 1e-9).astype(float)
+    gammas = np.exp(_TIER_LOG_GAMMAS)
+    value, _ = _profile_lp(m, np.concatenate(upper), np.concatenate(lower), np.concatenate(right),
+                           np.concatenate(wrong), gain, gammas, _profile(curve, gammas))
+    return min(1.0, value)
+
+
+def _bracketed_scale(rejects, lo: float, hi: float, tolerance: float = 0.005) -> float:
+    """Largest noise scale s in [lo, hi] with ``rejects(s)`` (monotone) to a relative ``tolerance``; 0 if none."""
+    if not rejects(lo):
+        return 0.0
+    if rejects(hi):
+        return hi
+    while hi / lo > 1.0 + tolerance:
+        mid = float(np.sqrt(lo * hi))
+        lo, hi = (mid, hi) if rejects(mid) else (lo, mid)
+    return lo
+
+
+def one_run_tiers_table(seeds, epsilons, full_epsilons) -> None:
+    """One-count LP vs tiered LP on the same canaries (module docstring)."""
+    import dpcore
+    from audits.fdp_claim import CurveFamily
+    from audits.fdp_one_run import _choose_guesses, _predicted_correct, fdp_one_run_estimate
+    from audits.fdp_one_run_lp import lp_rejects
+    from audits.statistics import _guess_counts, one_run_estimate
+
+    delta, alpha, m = 1e-5, 0.05, 20_000
+    print("| eps | seed | k1 + k2 | weight | right (tier 1, tier 2) | one-run (Steinke) | f-DP one-count LP | "
+          "tiered LP p-value at the goal | tiered LP | tiered / one-count | seconds |  (m = 20000, 95%, noise "
+          "scale to 0.5 %)")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for eps in epsilons:
+        sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
+        family = CurveFamily(dpcore.GaussianEvent(sigma))
+        k = _choose_guesses(family, m, alpha)
+        k1 = k // 2
+        # the weight from the claim alone: ratio of the log-odds of the two tiers' predicted precisions
+        c_k1 = _predicted_correct(family(1.0), k1 / m, k1)
+        c_k = _predicted_correct(family(1.0), k / m, k)
+        logit = [np.log(c / (n - c)) for c, n in ((c_k1, k1), (c_k - c_k1, k - k1))]
+        weight = float(logit[0] / logit[1])
+        data = [_canaries(sigma, m, seed) for seed in seeds]
+        steinke = [one_run_estimate(included, scores, delta).eps_lower for included, scores in data]
+        goal = 1.5 * float(np.median(steinke))
+        s_goal = _bracketed_scale(lambda s: family.epsilon_lower(s, delta) <= goal, 0.25, 1.0, tolerance=1e-4)
+        rows = []
+        for seed, (included, scores), old in zip(seeds, data, steinke):
+            c1, _ = _guess_counts(included, scores, k1)
+            correct, _ = _guess_counts(included, scores, k)
+            start = time.perf_counter()
+
+            def tiered(s):
+                return _tiered_tail_bound(family(s), m, (k1, k - k1), weight, (c1, correct - c1))
+
+            s_rec = fdp_one_run_estimate(included, scores, family, delta, guesses=k).details["scale_lower"]
+            lo, hi = 0.9 * s_rec, 1.2 * s_rec
+            s_one = _bracketed_scale(lambda s: lp_rejects(family(s), m, k, correct, alpha), lo, hi)
+            one = family.epsilon_lower(s_one, delta) if s_one > 0 else 0.0
+            at_goal = tiered(s_goal)
+            tier = np.nan
+            if eps in full_epsilons:
+                s_tier = _bracketed_scale(lambda s: tiered(s) < alpha, lo, hi)
+                tier = family.epsilon_lower(s_tier, delta) if s_tier > 0 else 0.0
+            rows.append((old, one, tier))
+            print(f"| {eps:g} | {seed} | {k1} + {k - k1} | {weight:.3f} | {c1}, {correct - c1} | {old:.3f} | {one:.3f} "
+                  f"| {at_goal:.3f} | {tier:.3f} | {tier / one:.3f} | {time.perf_counter() - start:.0f} |", flush=True)
+        med = np.median(np.array(rows), axis=0)
+        tiered = f"{med[2]:.3f} ({med[2] / med[0]:.2f}x)" if eps in full_epsilons else "not bisected"
+        print(f"| {eps:g} | **median** | | | goal {goal:.3f} (scale {s_goal:.4f}) | {med[0]:.3f} | {med[1]:.3f} "
+              f"({med[1] / med[0]:.2f}x) | | {tiered} | | |", flush=True)
+
+
+def tier_lift_check() -> None:
+    """Two checks of the tiered LP against the one-count LP (same window and lines), ε = 4 at noise scale 0.75:
+    k₂ = 0 is the one-count LP; with weight 1 (the statistic C₁ + C₂ = C) the bounds are equal, because the
+    split of any feasible count distribution by a hypergeometric draw (uniform ranks within the guesses) meets
+    every tiered constraint with the same left-hand sides — so tiers can add only through the weight."""
+    import dpcore
+    from audits.fdp_claim import CurveFamily
+    from audits.fdp_one_run_lp import _profile, _solve
+
+    m, k, c = 20_000, 200, 191
+    curve = CurveFamily(dpcore.GaussianEvent(dpcore.analytic_gaussian_sigma(4.0, 1e-5, 1.0)))(0.75)
+    gammas = np.exp(_TIER_LOG_GAMMAS)
+    one = _solve(m, k, c, c - int(_TIER_BAND), gammas, _profile(curve, gammas))[0]
+    no_tier2 = _tiered_tail_bound(curve, m, (k, 0), 1.0, (c, 0))
+    weight_one = _tiered_tail_bound(curve, m, (k // 2, k - k // 2), 1.0, (96, c - 96))
+    print(f"one-count LP {one:.10f}; tiered with k2 = 0: {no_tier2:.10f}; tiered with weight 1 "
+          f"(96 + {c - 96} right): {weight_one:.10f}")
+
+
 def one_run_ceiling_table() -> None:
     """Ceiling of the median ε_lb of any valid one-run audit of the Gaussian (module docstring)."""
     import dpcore
@@ -222,6 +363,12 @@ def main() -> None:
     parser.add_argument("--jax-privacy", default=None, metavar="PATH",
                         help="jax_privacy's auditing.py, compared in the --fdp-one-run table (reference only)")
     parser.add_argument("--one-run-lp", action="store_true", help="f-DP recursion vs privacy-profile LP")
+    parser.add_argument("--one-run-tiers", action="store_true", help="one-count LP vs tiered LP (two counts)")
+    parser.add_argument("--tier-claims", type=float, nargs="+", default=[2.0, 4.0],
+                        help="claimed epsilons of --one-run-tiers")
+    parser.add_argument("--tier-eps", type=float, nargs="*", default=[4.0],
+                        help="claimed epsilons at which --one-run-tiers bisects the tiered LP's eps_lb (an LP at "
+                             "eps 2 takes minutes; elsewhere only its p-value at the goal)")
     parser.add_argument("--one-run-ceiling", action="store_true", help="ceiling of any valid one-run audit")
     parser.add_argument("--false-alarms", type=int, default=None, metavar="N",
                         help="rate of false 'violated' verdicts over N seeds at the exact claim")
@@ -231,6 +378,11 @@ def main() -> None:
         return
     if args.one_run_ceiling:
         one_run_ceiling_table()
+        return
+    if args.one_run_tiers:
+        one_run_tiers_table(args.seeds if args.seeds != list(range(10)) else list(range(5)), args.tier_claims,
+                            args.tier_eps)
+        tier_lift_check()
         return
     if args.one_run_lp:
         one_run_lp_table(args.seeds if args.seeds != list(range(10)) else list(range(5)))
