@@ -64,7 +64,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from dpcore._validation import check_choice, check_delta, check_positive
+from dpcore._validation import check_bool, check_choice, check_delta, check_positive
 
 from ._data import Design, as_design, validate_labels
 from .approx_objective_perturbation import approx_objective_perturbation
@@ -347,8 +347,7 @@ class _DPLinearModel(_Base):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         if fitting:
             for flag in ("fit_intercept", "clip_data", "keep_diagnostics"):  # clip_data="no" used to clip
-                if not isinstance(getattr(self, flag), (bool, np.bool_)):
-                    raise ValueError(f"{flag} must be True or False; got {getattr(self, flag)!r}")
+                check_bool(flag, getattr(self, flag))
             self._choose_solver()
         D = as_design(X)
         if fitting:

@@ -92,6 +92,14 @@ def check_positive_int(name: str, value: object, *, minimum: int = 1, maximum: O
     return n
 
 
+def check_bool(name: str, value: object) -> bool:
+    """A flag: ``True`` or ``False`` (NumPy bools too); anything else — ``"no"``, ``1``, ``None`` — is refused rather
+    than read by its truth value (``"no"`` is truthy)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
 def check_relation(name: str, value: object) -> str:
     """Neighbouring relation: ``"add_remove"`` or ``"replace_one"``."""
     if value not in RELATIONS:

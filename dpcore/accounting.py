@@ -48,7 +48,7 @@ import math
 import warnings
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from ._validation import check_choice, check_delta, check_nonnegative, check_rdp_only_options
+from ._validation import check_bool, check_choice, check_delta, check_nonnegative, check_rdp_only_options
 from .events import (
     ApproxDpEvent,
     check_count,
@@ -503,6 +503,7 @@ def get_epsilon(
         raise ValueError(f"event must be a dpcore PrivacyEvent; got {event!r}")
     delta = check_delta("delta", delta)
     accountant = check_choice("accountant", accountant, ACCOUNTANTS)
+    certify = check_bool("certify", certify)  # certify="no" is truthy
     check_rdp_only_options(accountant, orders, optimize_order)
     if _contains_nonprivate(event):
         return _nonprivate_result(event, delta, accountant)

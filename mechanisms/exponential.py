@@ -8,7 +8,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from dpcore import events as ev
-from dpcore._validation import check_positive, check_relation
+from dpcore._validation import check_bool, check_positive, check_relation
 from dpcore.result import round_down
 
 from .base import Mechanism, RngLike, as_generator, check_finite_array
@@ -73,9 +73,7 @@ class ExponentialMechanism(Mechanism):
     def __init__(self, epsilon: float, sensitivity: float = 1.0, monotone: bool = False) -> None:
         self.epsilon = check_positive("epsilon", epsilon)
         self.sensitivity = check_positive("sensitivity", sensitivity)
-        if not isinstance(monotone, (bool, np.bool_)):
-            raise ValueError(f"monotone must be True or False; got {monotone!r}")
-        self.monotone = bool(monotone)
+        self.monotone = check_bool("monotone", monotone)
         # Utilities are multiplied by this factor; rounded down so the realised ε never exceeds ε.
         denominator = Fraction(self.sensitivity) * (1 if self.monotone else 2)
         ratio = Fraction(self.epsilon) / denominator

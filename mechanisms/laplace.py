@@ -9,7 +9,7 @@ from typing import Optional
 import numpy as np
 
 from dpcore import events as ev
-from dpcore._validation import check_nonnegative, check_positive, check_positive_int, check_relation
+from dpcore._validation import check_bool, check_nonnegative, check_positive, check_positive_int, check_relation
 from dpcore.result import round_up
 
 from . import kernels
@@ -118,9 +118,7 @@ class Laplace(Mechanism):
         self.scale = check_positive("scale", scale)
         self.sensitivity = check_positive("sensitivity", sensitivity)
         self.value_bound = value_bound("scale", self.scale)
-        if not isinstance(secure, (bool, np.bool_)):
-            raise ValueError(f"secure must be True or False; got {secure!r}")
-        self.secure = bool(secure)
+        self.secure = check_bool("secure", secure)
 
     @classmethod
     def calibrate(

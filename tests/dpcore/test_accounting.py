@@ -154,6 +154,14 @@ def test_bad_accountant_name():
         dpcore.get_epsilon(GaussianEvent(1.0), 1e-5, accountant="magic")
 
 
+@pytest.mark.parametrize("bad", ["no", "yes", 1, None])
+def test_certify_must_be_a_bool(bad):
+    """certify="no" is truthy: it was read as certify=True (and "yes" / 1 / None by their truth values)."""
+    with pytest.raises(ValueError, match="certify must be True or False"):
+        dpcore.get_epsilon(GaussianEvent(1.0), 1e-5, certify=bad)
+    assert dpcore.get_epsilon(GaussianEvent(1.0), 1e-5, certify=np.bool_(False)).epsilon > 0
+
+
 def test_get_delta_inverts_get_epsilon():
     event = SelfComposedEvent(PoissonSampledEvent(GaussianEvent(1.0), 0.02), 500)
     eps = dpcore.get_epsilon(event, 1e-5).epsilon

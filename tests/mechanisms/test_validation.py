@@ -213,3 +213,13 @@ def test_calibration_beyond_the_float_range_names_the_arguments():
             calibrate()
     # a target looser than any noise needs: the floor sigma/sensitivity = 1e-6, as dpcore's calibration
     assert DiscreteGaussian.calibrate(1e308, 1e-5, accountant="rdp").sigma == 1e-6
+
+
+def test_mechanism_flags_must_be_bools():
+    from mechanisms.exponential import ExponentialMechanism
+    from mechanisms.laplace import Laplace
+
+    with pytest.raises(ValueError, match="secure must be True or False"):
+        Laplace(1.0, secure="no")
+    with pytest.raises(ValueError, match="monotone must be True or False"):
+        ExponentialMechanism(1.0, monotone=1)
