@@ -80,7 +80,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore._jit import jit
-from dpcore._validation import check_positive, check_positive_int
+from dpcore._validation import check_dimension, check_positive
 
 from ._mirror_pow import _bits, _float, unit_pows
 from .constraints import L1, LINF, NONE, SIMPLEX, Constraint, get_constraint
@@ -153,7 +153,7 @@ class LpGeometry:
 def lp_geometry(p: float, d: int) -> LpGeometry:
     """:class:`LpGeometry` for 1 < p < 2 in dimension d ≥ 2."""
     p = check_primal_p(p, low=1.0, high=2.0, high_open=True, where="the l_p mirror map (1 < p < 2)")
-    d = check_positive_int("dimension", d, minimum=2)
+    d = check_dimension("dimension", d, minimum=2)
     kappa = min(1.0 / (p - 1.0), 2.0 * math.log(d))
     r = 1.0 + kappa
     return LpGeometry(p=p, q=p / (p - 1.0), d=d, kappa=kappa, r=r, s=r / kappa)

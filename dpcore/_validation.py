@@ -100,6 +100,15 @@ def check_bool(name: str, value: object) -> bool:
     return bool(value)
 
 
+#: the largest dimension an array can have (NumPy's index type)
+MAX_DIMENSION = int(np.iinfo(np.intp).max)
+
+
+def check_dimension(name: str, value: object, *, minimum: int = 1) -> int:
+    """A vector dimension: an integer in [``minimum``, :data:`MAX_DIMENSION`] (10**400 was stored as given)."""
+    return check_positive_int(name, value, minimum=minimum, maximum=MAX_DIMENSION)
+
+
 def check_relation(name: str, value: object) -> str:
     """Neighbouring relation: ``"add_remove"`` or ``"replace_one"``."""
     if value not in RELATIONS:

@@ -25,7 +25,7 @@ import numpy as np
 
 import dpcore
 from dpcore import events as ev
-from dpcore._validation import check_delta, check_positive, check_positive_int, check_real_array, check_relation
+from dpcore._validation import check_delta, check_dimension, check_positive, check_real_array, check_relation
 from dpcore.result import round_up
 
 from ._int64 import INT64_SAFE, in_int64_safe_range, integer_array
@@ -194,7 +194,7 @@ def convert_sensitivity(sensitivity: float, norm: object, target: float, dimensi
         return sensitivity
     if dimension is None:
         raise ValueError(f"dimension is required to convert a sensitivity in l_{q} to l_{target}")
-    d = check_positive_int("dimension", dimension)
+    d = check_dimension("dimension", dimension)
     exponent = 1.0 / target - (0.0 if math.isinf(q) else 1.0 / q)
     return round_up(sensitivity * d**exponent * (1 + 2**-48))
 

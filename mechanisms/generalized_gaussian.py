@@ -32,7 +32,7 @@ import numpy as np
 
 import dpcore
 from dpcore import events as ev
-from dpcore._validation import check_delta, check_nonnegative, check_orders, check_positive, check_positive_int, check_relation
+from dpcore._validation import check_delta, check_dimension, check_nonnegative, check_orders, check_positive, check_relation
 from dpcore.result import round_up
 
 from . import kernels
@@ -105,7 +105,7 @@ class GeneralizedGaussian(Mechanism):
         self.p = check_norm_order("p", p)
         self.sigma = check_positive("sigma", sigma)
         self.value_bound = value_bound("sigma", self.sigma)
-        self.dimension = check_positive_int("dimension", dimension)
+        self.dimension = check_dimension("dimension", dimension)
         self.sensitivity = check_positive("sensitivity", sensitivity)
 
     @property

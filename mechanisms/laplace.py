@@ -9,7 +9,7 @@ from typing import Optional
 import numpy as np
 
 from dpcore import events as ev
-from dpcore._validation import check_bool, check_nonnegative, check_positive, check_positive_int, check_relation
+from dpcore._validation import check_bool, check_dimension, check_nonnegative, check_positive, check_relation
 from dpcore.result import round_up
 
 from . import kernels
@@ -154,7 +154,7 @@ class Laplace(Mechanism):
 
     def granularity(self, dimension: int) -> float:
         """g of the secure release of a ``dimension``-entry value: the largest 2^j with d·g ≤ 2⁻²⁰·Δ₁."""
-        d = check_positive_int("dimension", dimension)
+        d = check_dimension("dimension", dimension)
         bound = Fraction(self.sensitivity) * SECURE_SLACK / d
         j = bound.numerator.bit_length() - bound.denominator.bit_length()
         if Fraction(2) ** j > bound:
@@ -166,7 +166,7 @@ class Laplace(Mechanism):
 
     def delivered_epsilon(self, dimension: int) -> float:
         """ε actually delivered on a ``dimension``-entry value: (Δ₁ + d·g)/b secure, Δ₁/b float; rounded up."""
-        d = check_positive_int("dimension", dimension)
+        d = check_dimension("dimension", dimension)
         if not self.secure:
             return self.pure_epsilon
         return round_up((Fraction(self.sensitivity) + d * Fraction(self.granularity(d))) / Fraction(self.scale))
@@ -258,7 +258,7 @@ class L2Laplace(Mechanism):
         self.scale = check_positive("scale", scale)
         self.sensitivity = check_positive("sensitivity", sensitivity)
         self.value_bound = value_bound("scale", self.scale)
-        self.dimension = None if dimension is None else check_positive_int("dimension", dimension)
+        self.dimension = None if dimension is None else check_dimension("dimension", dimension)
 
     @classmethod
     def calibrate(

@@ -223,3 +223,14 @@ def test_mechanism_flags_must_be_bools():
         Laplace(1.0, secure="no")
     with pytest.raises(ValueError, match="monotone must be True or False"):
         ExponentialMechanism(1.0, monotone=1)
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: __import__("mechanisms.laplace", fromlist=["L2Laplace"]).L2Laplace(1.0, 1.0, d),
+    lambda d: __import__("mechanisms.laplace", fromlist=["L2Laplace"]).L2Laplace.calibrate(epsilon=1.0, sensitivity=1.0, dimension=d),
+    lambda d: __import__("mechanisms.base", fromlist=["convert_sensitivity"]).convert_sensitivity(1.0, math.inf, 2.0, d),
+])
+def test_dimension_beyond_any_array_is_refused(make):
+    """A dimension no array can have (10**400) was stored as given or overflowed later."""
+    with pytest.raises(ValueError, match="dimension must be an integer in"):
+        make(10**400)
