@@ -257,7 +257,9 @@ class DiscreteLaplace(Mechanism):
     def calibrate(cls, epsilon: float, delta: Optional[float] = None, sensitivity: int = 1) -> "DiscreteLaplace":
         """The least scale Δ/ε (rounded up) giving ε-DP; ``delta`` must be omitted."""
         sens = check_positive_int("sensitivity", sensitivity)
-        return cls(_pure_scale(epsilon, delta, float(sens), "DiscreteLaplace"), sens)
+        # Δ as a float rounded *up*: float(10**16 + 1) rounds down to 1e16, and the scale calibrated for it gave
+        # ε = (10**16 + 1)/1e16 > the target
+        return cls(_pure_scale(epsilon, delta, round_up(Fraction(sens)), "DiscreteLaplace"), sens)
 
     @property
     def pure_epsilon(self) -> float:

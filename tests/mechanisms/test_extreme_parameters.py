@@ -14,7 +14,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -233,6 +233,7 @@ def test_secure_laplace_overflow_is_post_processing_to_inf():
 # ------------------------------------------------------------------------ discrete mechanisms
 @settings(max_examples=100, deadline=None)
 @given(epsilon=st.floats(1e-6, 1e6), sensitivity=st.integers(1, 2**80))
+@example(epsilon=1.0, sensitivity=10**16 + 1)  # float(Δ) rounded down: the calibrated ε was 1 + 2⁻⁵²
 def test_discrete_laplace_realised_epsilon_never_exceeds_the_claim(epsilon, sensitivity):
     mech = DiscreteLaplace.calibrate(epsilon, sensitivity=sensitivity)
     realised = Fraction(sensitivity) / Fraction(mech.scale)  # the sampler uses Fraction(scale) exactly
