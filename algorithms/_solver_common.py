@@ -223,6 +223,13 @@ def check_smoothness(smooth: float, data_norm_bound: float) -> float:
     return smooth
 
 
+def logistic_smoothness(data_norm_bound: float, intercept: float) -> float:
+    """β = ¼·(R² + c²), the logistic loss's smoothness on rows of norm ≤ R (``data_norm_bound``) with the intercept
+    feature c (``intercept``; 0 without one) appended, checked by :func:`check_smoothness` (``ValueError`` naming
+    data_norm_bound where it under- or overflows). A step size, not a sensitivity: no rounding direction matters."""
+    return check_smoothness(0.25 * (data_norm_bound * data_norm_bound + intercept * intercept), data_norm_bound)
+
+
 def default_step(learning_rate: Optional[float], s: Setup, factor: float, name: str = "learning_rate") -> float:
     """``learning_rate`` if given, else ``factor / β`` with β the loss smoothness for ‖x‖ ≤ data_norm_bound.
 

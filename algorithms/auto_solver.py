@@ -42,7 +42,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from dpcore._validation import check_positive, check_positive_int
-from ._solver_common import check_smoothness
+from ._solver_common import logistic_smoothness
 
 __all__ = ["AutoChoice", "LowSignalWarning", "choose_solver", "private_constant", "fit_auto", "CONSTANT_BELOW",
            "FEW_STEPS_BELOW", "FEW_STEPS_PER", "OBJECTIVE_FROM", "OBJECTIVE_FROM_NE", "SGD_FROM_D"]
@@ -130,8 +130,7 @@ def choose_solver(*, n: int, d: int, epsilon: float, data_norm_bound: float = 1.
         return AutoChoice("constant", regime="constant", signal=signal)
     if ne < FEW_STEPS_BELOW:
         c = FEW_STEPS_INTERCEPT * R if fit_intercept else None
-        bound2 = R * R + (c * c if c is not None else 0.0)
-        beta = check_smoothness(0.25 * bound2, R)  # the logistic loss's smoothness on rows of norm ≤ √(R² + c²)
+        beta = logistic_smoothness(R, 0.0 if c is None else c)
         params = {"steps": max(1, math.ceil(ne / FEW_STEPS_PER)), "momentum": 0.0,
                   "learning_rate": FEW_STEPS_FACTOR / beta}
         return AutoChoice("dp_gd", params, c, "few_steps", signal)

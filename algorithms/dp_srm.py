@@ -38,7 +38,7 @@ point is a function of released quantities, so the sensitivities of §6.1 and th
 Defaults (``defaults="benchmark"``; rules of the public n, ε, δ and the loss's constants only, chosen
 by ``benchmarks/bench_nonconvex.py --srm-sweep`` on a9a, ijcnn1 and synthetic data, RESULTS.md
 "Non-convex solvers"): full batches b₀ = b = n, γ = 1/2, C₂ = C₁/50, no step cap (ζ = ∞), last
-iterate, ``accountant="auto"``, and for classification losses C₁ = 0.85·G (below), T = :func:`default_srm_steps` (n, ε) = min(100, max(10,
+iterate, ``accountant="auto"``, for the logistic loss with full batches C₁ = 0.85·G (below), and for classification losses T = :func:`default_srm_steps` (n, ε) = min(100, max(10,
 ⌈nε/160⌉)) releases, largest step :func:`algorithms.dp_gd.default_step_factor` (n, ε, T)/β =
 min(1.9, nε/(600√T))/β and, with full batches, the extrapolation μ = 0.8
 (:data:`BENCHMARK_EXTRAPOLATION`: the gradients are queried at θᵗ + μ(θᵗ − θᵗ⁻¹), Nesterov-style — a
@@ -125,7 +125,7 @@ PAPER_BATCH_SIZE = 100  # §7.1 a9a: b₀ = b = 100 (tuned over {50, 100, 200})
 PAPER_EPOCHS = 5.0  # Table 2: 4–5 data passes
 BENCHMARK_EXTRAPOLATION = 0.8  # default μ (classification losses); benchmarks/bench_nonconvex.py --srm-sweep
 STEPS_SCALE = 160.0  # T = min(100, max(10, ⌈nε/160⌉)); benchmarks/bench_nonconvex.py --srm-sweep
-BENCHMARK_CLIP_FRACTION = 0.85  # default C₁ = 0.85·G (classification losses); bench_nonconvex.py --averaging
+BENCHMARK_CLIP_FRACTION = 0.85  # default C₁ = 0.85·G (logistic loss, full batches); bench_nonconvex.py --averaging
 TAIL_FRACTION = 0.5  # output="tail_average": the mean of the last ⌈T/2⌉ iterates
 EMA_DECAY = 0.9  # output="ema": weights ∝ 0.9^(T − t) on θᵗ, t = 1..T
 AVERAGED_OUTPUTS = ("tail_average", "ema")
@@ -467,7 +467,7 @@ def dp_srm(
         (``"paper"``: C₂/β_loss, so that the C₂ clip is a no-op for a β_loss-smooth loss, as in §6.1's
         derivation; no cap when β_loss is unknown).
     clip_norm : float, optional
-        C₁ (gradient units); default 0.85·G for classification losses with full batches (b₀ = b = n,
+        C₁ (gradient units); default 0.85·G for the logistic loss with full batches (b₀ = b = n,
         ``defaults="benchmark"``; module docstring), G otherwise — G the loss's Lipschitz constant for
         ``data_norm_bound``. ``clip_norm=G`` is the previous default.
     diff_clip_norm : float, optional

@@ -53,6 +53,8 @@ import numpy as np
 
 from dpcore._validation import check_choice, check_positive
 
+from ._solver_common import logistic_smoothness
+
 __all__ = ["TUNE_DEFAULTS", "NoTuningRunWarning", "candidate_grid", "fit_tuned", "tuning_event"]
 
 #: Defaults of ``tune=True`` / ``tune=K`` (benchmarks/bench_auto.py --tune; RESULTS.md "Defaults, issue 24").
@@ -113,7 +115,7 @@ def candidate_grid(n: int, d: int, epsilon: float, data_norm_bound: float,
     grid: List[Dict[str, Any]] = []
     if ne < FEW_STEPS_BELOW:  # the rule's few plain steps (c = R/2) at one run's ε, 2× and 3× as many
         c = FEW_STEPS_INTERCEPT * data_norm_bound
-        beta = 0.25 * (data_norm_bound ** 2 + c * c)
+        beta = logistic_smoothness(data_norm_bound, c)
         t0 = max(1, math.ceil(n * eps_run / FEW_STEPS_PER))
         for steps in (t0, 2 * t0, 3 * t0):
             grid.append({"steps": steps, "learning_rate": FEW_STEPS_FACTOR / beta, "momentum": 0.0, "alpha": 0.0,
@@ -124,7 +126,7 @@ def candidate_grid(n: int, d: int, epsilon: float, data_norm_bound: float,
     # DP-GD's defaults at one run's training ε (T, η·β, momentum 0.9, c = R), with double the steps and half the
     # step: every candidate near the default (a run of K = 1 releases whichever was drawn)
     c = data_norm_bound
-    beta = 0.25 * (data_norm_bound ** 2 + c * c)
+    beta = logistic_smoothness(data_norm_bound, c)
     t0 = default_steps(n, eps_run)
     for steps in (t0, 2 * t0):
         factor = default_step_factor(n, eps_run, steps)

@@ -53,6 +53,8 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
+from ._solver_common import logistic_smoothness
+
 __all__ = ["RETRAIN_GRID", "FEW_STEPS_GRID", "retrain_grid", "retrain_config", "selection_budget", "subsample_size",
            "subsample_selection_event", "whole_privacy", "fit_retrained", "SCORE_NOISE_LIMIT", "TuningSkippedWarning"]
 
@@ -126,7 +128,7 @@ def retrain_config(spec: Dict[str, Any], n: int, epsilon: float, data_norm_bound
         c = data_norm_bound
         steps = max(1, math.ceil(spec["steps"] * default_steps(n, epsilon)))
         factor, momentum = spec["step"] * default_step_factor(n, epsilon, steps), BENCHMARK_MOMENTUM
-    beta = 0.25 * (data_norm_bound ** 2 + c * c)
+    beta = logistic_smoothness(data_norm_bound, c)
     return {"steps": steps, "learning_rate": factor / beta, "momentum": momentum, "alpha": alpha,
             "intercept_scaling": c}
 

@@ -351,3 +351,17 @@ def test_augmented_norm_bound_is_an_upper_bound():
     for R, c in [(1e-160, 5e-161), (1e308, 5e307), (1.0, 0.5), (3e-200, 1.0), (5e-324, 5e-324)]:
         b = augmented_norm_bound(R, c)
         assert math.isfinite(b) and Fraction(b) ** 2 >= Fraction(R) ** 2 + Fraction(c) ** 2
+
+
+@pytest.mark.parametrize("tune", [True, {"method": "release_best"}])
+def test_tuning_grid_refuses_a_bound_whose_smoothness_underflows(tune):
+    """The tuning grids' step rules divide by the logistic smoothness ¼(R² + c²): at R = 1e-200 it underflowed to 0
+    and tune= raised ZeroDivisionError; it is the estimators' one smoothness check now."""
+    from algorithms import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30000, 4)) * 1e-201  # enough rows for the retrain selection to run (not skipped)
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.raises(ValueError, match="data_norm_bound"):
+        DPLogisticRegression(tune=tune, epsilon=1.0, data_norm_bound=1e-200, classes=[-1, 1], random_state=0).fit(X, y)
+
