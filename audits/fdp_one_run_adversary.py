@@ -24,18 +24,34 @@ rejects R with probability ≤ α, hence rejects the mechanism with probability 
 w > 2α and t small this is below ½; R is within E(s′) for every s′ ≥ s as well, so the estimate's
 s* exceeds s with probability below ½: no valid audit's *median* ε_lb exceeds ε(E(s)). (The converse is
 open: a ceiling above a goal does not make the goal reachable.)
+
+**Ceiling of every analysis of the count** (:func:`count_audit_ceiling`). The one-run analyses in use —
+Steinke, Nasr, Jagielski 2023 (Thm 3.1), Mahloujifar, Melis, Chaudhuri 2024 (Thm 9), the LP of
+:mod:`audits.fdp_one_run_lp` — see only the number k of guesses and the number C of right ones. A
+:class:`CountRelease` makes C whatever distribution the claim allows: it marks k canaries at random and
+places c′ of them, drawn from a distribution p, on their own bit's side, the rest on the other side. Its
+privacy profile has an exact closed form (class docstring; checked against a brute-force enumeration in
+tests/audits/test_fdp_one_run_count_ceiling.py) which for p free is the LP's constraint itself, so the
+strongest such release (:func:`strongest_count_release`, a linear program) is the LP's worst case up to
+the LP's relaxations. If it reaches the observed count with probability ≥ α, no analysis of the count can
+reject the claim on it; the least such claim, by bisection, bounds what any of them reaches on that run.
+Against the estimator's rule (k − k//2 highest "in", k//2 lowest "out") the release loses the guesses
+that fall on the wrong half (:func:`_seen_tail`), so its bound is looser (``guessing="halves"``) than for
+analyses that hold whatever the rule (``guessing="any"``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Tuple
 
 import numpy as np
-from scipy import special
+from scipy import optimize, sparse, special, stats
 
-__all__ = ["FlagRelease", "gaussian_profile", "strongest_release", "any_audit_ceiling"]
+__all__ = ["FlagRelease", "gaussian_profile", "strongest_release", "any_audit_ceiling", "CountRelease",
+           "strongest_count_release", "count_audit_ceiling"]
 
 #: log γ ≥ 0 of the grid on which a release's profile is compared with the claim's (both curves are
 #: symmetric, so γ < 1 follows from β(γ) = 1 − γ + γβ(1/γ))
@@ -160,3 +176,278 @@ def any_audit_ceiling(mu: float, canaries: int, alpha: float = 0.05, weight: flo
         else:
             lo = mid
     return hi, alpha / weight + canaries * float(special.ndtr(-clip) + special.ndtr(-clip - mu))
+
+
+
+#: log γ of the linear program's rows in :func:`strongest_count_release` (:func:`_tangent_bound` makes its
+#: solution within the claim between the points too; the fine grid then verifies it)
+_COUNT_LP_LOG_GAMMA = np.linspace(0.0, 8.0, 161)
+#: the rows stop, and every step's ratio is capped, where m·β(γ) falls below this (far above the LP solver's
+#: tolerance, so the tails it leaves at 0 can be restored without breaking a row)
+_CAP_LEVEL = 1e-5
+#: guessing rules of :meth:`CountRelease.tail`
+GUESSING_RULES = ("halves", "any")
+
+
+def _tangent_bound(mu: float, log_gamma: np.ndarray) -> np.ndarray:
+    """For consecutive points γ_a < γ_{a+1} of exp(log_gamma): the tangent of the claim's profile β_μ at
+    γ_{a+1}, evaluated at γ_a. β_μ is convex in γ (its slope is −Φ(−ε/μ − μ/2), ε = log γ, increasing), so
+    the tangent lies below it on [γ_a, γ_{a+1}]; a profile convex in γ that is at most this value at γ_a and at
+    most β_μ(γ_{a+1}) at γ_{a+1} — the next point's own value, at most its tangent's — is below its chord, hence
+    below the tangent, hence below β_μ on the whole interval."""
+    lg = np.asarray(log_gamma, dtype=np.float64)
+    nxt = lg[1:]
+    slope = special.ndtr(-nxt / mu - mu / 2)
+    return gaussian_profile(mu, nxt) + slope * (np.exp(nxt) - np.exp(lg[:-1]))
+
+
+@dataclasses.dataclass(frozen=True)
+class CountRelease:
+    """The release that realises a distribution of the number of right guesses on m canaries, and nothing
+    else (:func:`count_audit_ceiling`).
+
+    One run draws C′ = c′ with probability ``counts[c′]``, a uniformly random set G of ``marked`` = k′
+    canaries and a uniformly random subset R ⊆ G of c′ of them; a canary of R scores on its own bit's side
+    ([3, 4) if included, (−4, −3] if not), one of G \\ R on the other side, and any other canary in (−1, 1)
+    (positions within the ranges are uniform tie-breakers). Nothing depends on the bits but the sides, so
+    negating a canary's score and flipping its bit is a symmetry, and the privacy profile of canary j
+    given the others is the same for every value of the others' bits; counting the outcomes,
+
+        β(γ) = (1/m) Σ_s [ ((s + 1) p_{s+1} − γ (k′ − s) p_s)₊ + ((k′ − s) p_s − γ (s + 1) p_{s+1})₊ ]
+
+    for γ ≥ 1 (p = ``counts``; the first sum is "j right and s others right" against "j wrong", as in
+    :mod:`audits.fdp_one_run_lp`, whose every feasible count distribution this realises with k′ = k), and
+    β(γ) = 1 − γ + γ β(1/γ) for γ < 1, as for the symmetric claim.
+
+    Parameters
+    ----------
+    canaries : int
+        m ≥ ``marked``.
+    marked : int
+        k′ ≥ 1, the canaries the release places on a side.
+    counts : tuple of float
+        p_0 … p_k′, the distribution of C′ (non-negative, summing to 1 within 1e-9).
+    """
+
+    canaries: int
+    marked: int
+    counts: Tuple[float, ...]
+
+    def __post_init__(self):
+        p = np.asarray(self.counts, dtype=float)
+        if not 1 <= self.marked <= self.canaries:
+            raise ValueError(f"marked must be in [1, canaries], got {self.marked!r}")
+        if p.shape != (self.marked + 1,):
+            raise ValueError(f"counts must have marked + 1 = {self.marked + 1} entries, got shape {p.shape}")
+        if np.any(~(p >= 0.0)) or abs(float(p.sum()) - 1.0) > 1e-9:
+            raise ValueError("counts must be non-negative and sum to 1")
+
+    def _pairs(self) -> Tuple[np.ndarray, np.ndarray]:
+        """((s + 1) p_{s+1}, (k′ − s) p_s) for s = 0 … k′ − 1: "j right" and "j wrong" with s others right."""
+        p = np.asarray(self.counts, dtype=float)
+        s = np.arange(self.marked)
+        return (s + 1) * p[1:], (self.marked - s) * p[:-1]
+
+    def profile(self, log_gamma: np.ndarray) -> np.ndarray:
+        """β(γ) at γ = exp(log_gamma) ≥ 1 (class docstring)."""
+        gamma = np.exp(np.asarray(log_gamma, dtype=np.float64))[:, None]
+        right, wrong = self._pairs()
+        return (np.maximum(right - gamma * wrong, 0.0).sum(axis=1)
+                + np.maximum(wrong - gamma * right, 0.0).sum(axis=1)) / self.canaries
+
+    def within(self, mu_claim: float) -> bool:
+        """Whether the release is μ-GDP for ``mu_claim`` with respect to each canary: the profile (convex in
+        γ, a sum of positive parts of affine functions) at each point of the fine grid against
+        :func:`_tangent_bound`, which covers the interval up to the next point, and 0 beyond the grid (every
+        ratio of the pairs at most its end)."""
+        right, wrong = self._pairs()
+        end = math.exp(_LOG_GAMMA[-1])
+        if np.any(right > end * wrong) or np.any(wrong > end * right):
+            return False
+        return bool(np.all(self.profile(_LOG_GAMMA[:-1]) <= _tangent_bound(mu_claim, _LOG_GAMMA)))
+
+    def sample(self, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+        """One run: (included, scores) of the m canaries (each included w.p. ½)."""
+        m, k = self.canaries, self.marked
+        included = rng.random(m) < 0.5
+        right = rng.choice(k + 1, p=np.asarray(self.counts) / math.fsum(self.counts))
+        marked = rng.permutation(m)[:k]
+        looks_in = included[marked].copy()
+        looks_in[right:] = ~looks_in[right:]  # the first c′ of the random order are the right ones
+        scores = rng.uniform(-1.0, 1.0, m)
+        scores[marked] = np.where(looks_in, 3.0, -4.0) + rng.random(k)
+        return included, scores
+
+    def tail(self, correct: int, guessing: str = "halves") -> float:
+        """Lower bound on P[C ≥ ``correct``] for an auditor with k = ``marked`` guesses, less 1e-12 for rounding.
+
+        ``guessing="halves"``: the estimator's rule (its k − k//2 highest scores "in", its k//2 lowest "out";
+        :func:`_seen_tail`). ``guessing="any"``: an auditor that guesses the sign of its k largest |scores|,
+        which sees C = C′ exactly — the bound that an analysis valid whatever the guessing rule (Steinke et
+        al.'s, Mahloujifar et al.'s, :mod:`audits.fdp_one_run_lp`: they see only k and C) has to respect."""
+        if guessing not in GUESSING_RULES:
+            raise ValueError(f"guessing must be one of {GUESSING_RULES}, got {guessing!r}")
+        if guessing == "any":
+            seen = (np.arange(self.marked + 1) >= int(correct)).astype(float)
+        else:
+            seen = _seen_tail(self.marked, int(correct))
+        return max(0.0, float(np.asarray(self.counts) @ seen) - 1e-12)
+
+
+@functools.lru_cache(maxsize=64)
+def _seen_tail(k: int, correct: int) -> np.ndarray:
+    """Lower bounds on P[the auditor's count ≥ ``correct`` | C′ = c′], c′ = 0 … k, for a :class:`CountRelease`
+    with k marked canaries and an auditor with k guesses (its k − k//2 highest and k//2 lowest scores,
+    :func:`audits.statistics._guess_counts`).
+
+    The "in" side holds N ~ Binomial(k, ½) marked canaries (a marked canary's side is its bit's or the
+    other's, its bit uniform). With D = |N − (k − k//2)| the auditor's guesses are k − D marked canaries,
+    picked by the tie-breakers — which do not depend on which marked canaries are right — and D unmarked
+    ones, each right w.p. ½ independently: its count is Hypergeometric(k, c′, k − D) + Binomial(D, ½).
+    Values of D with probability below 1e-15 are left out (hence lower bounds)."""
+    sides = stats.binom.pmf(np.arange(k + 1), k, 0.5)
+    gaps = np.abs(np.arange(k + 1) - (k - k // 2))
+    c_marked = np.arange(k + 1)[:, None]
+    out = np.zeros(k + 1)
+    for gap in np.unique(gaps[sides > 1e-15]):
+        drawn = k - gap
+        j = np.arange(drawn + 1)[None, :]
+        feasible = (j <= c_marked) & (drawn - j <= k - c_marked)
+        log_hyper = (_log_choose(c_marked, np.minimum(j, c_marked)) + _log_choose(k - c_marked, np.clip(drawn - j, 0, k - c_marked))
+                     - _log_choose(k, drawn))
+        hyper = np.where(feasible, np.exp(log_hyper), 0.0)
+        coin_tail = stats.binom.sf(correct - 1 - np.arange(drawn + 1), gap, 0.5)  # P[Binomial(D, ½) ≥ c − j]
+        out += sides[gaps == gap].sum() * (hyper @ coin_tail)
+    return out
+
+
+def _log_choose(n, r) -> np.ndarray:
+    return special.gammaln(n + 1.0) - special.gammaln(r + 1.0) - special.gammaln(n - r + 1.0)
+
+
+def _capped_tails(counts: np.ndarray, cap: float) -> np.ndarray:
+    """The least distribution above ``counts`` (before normalising) whose every step's ratio of the "right" and
+    "wrong" weights (:meth:`CountRelease._pairs`) is at most ``cap`` both ways, so that its profile is 0 for
+    γ ≥ ``cap``: the solver leaves values far below its tolerance at 0. An upward pass enforces
+    (k − s) p_s ≤ cap (s + 1) p_{s+1}, a downward pass (s + 1) p_{s+1} ≤ cap (k − s) p_s; a value the second
+    pass raises keeps the first inequality, as the two factors multiply to 1/cap²."""
+    p = counts.copy()
+    k = p.size - 1
+    for s in range(k):
+        p[s + 1] = max(p[s + 1], p[s] * (k - s) / ((s + 1) * cap))
+    for s in range(k - 1, -1, -1):
+        p[s] = max(p[s], p[s + 1] * (s + 1) / ((k - s) * cap))
+    return p / math.fsum(p)
+
+
+def strongest_count_release(mu_claim: float, canaries: int, guesses: int, correct: int,
+                            guessing: str = "halves") -> CountRelease:
+    """The :class:`CountRelease` within ``mu_claim``-GDP (verified by :meth:`CountRelease.within`) that
+    makes the auditor's P[C ≥ ``correct``] largest, for its k = ``guesses`` guesses on ``canaries`` canaries
+    with the ``guessing`` rule of :meth:`CountRelease.tail`.
+
+    A linear program over the distribution of C′ on k marked canaries, its objective the tail of
+    :meth:`CountRelease.tail`: the profile's "right − γ wrong" part (one auxiliary variable per positive part)
+    at each point γ_a of :data:`_COUNT_LP_LOG_GAMMA` against :func:`_tangent_bound`, up to the point γ_cap
+    beyond which m·β(γ) < :data:`_CAP_LEVEL`, and every step's ratio capped at γ_cap both ways so that the
+    profile is 0 beyond it. The solution's tails are then restored to those ratios (:func:`_capped_tails`);
+    the "wrong − γ right" part left out of the rows is counted by the verification. The result is mixed
+    with Binomial(k, ½) — C′ of a release that reveals nothing, profile 0 for γ ≥ 1; the profile is convex
+    in the distribution — until :meth:`CountRelease.within` accepts it. If the solver fails, the silent release
+    is returned (a weaker adversary only raises :func:`count_audit_ceiling`).
+    """
+    if guessing not in GUESSING_RULES:
+        raise ValueError(f"guessing must be one of {GUESSING_RULES}, got {guessing!r}")
+    m, k, c = int(canaries), int(guesses), int(correct)
+    lg = _COUNT_LP_LOG_GAMMA
+    bound = m * _tangent_bound(mu_claim, lg)
+    used = max(1, int(np.count_nonzero(m * gaussian_profile(mu_claim, lg[1:]) >= _CAP_LEVEL)))
+    gamma, bound, cap = np.exp(lg[:used]), bound[:used], math.exp(lg[used])
+    g, n = gamma.size, k + 1
+    s = np.arange(k)
+    rows = g * k  # (γ, s): (s + 1) p_{s+1} − γ (k − s) p_s − u ≤ 0
+    gi = np.repeat(np.arange(g), k)
+    si = np.tile(s, g)
+    aux = n + np.arange(rows)
+    r_cap = rows + g + s  # the ratio caps, two per step
+    row = np.concatenate([np.arange(rows), np.arange(rows), np.arange(rows), rows + gi, r_cap, r_cap, r_cap + k,
+                          r_cap + k])
+    col = np.concatenate([si + 1, si, aux, aux, s + 1, s, s, s + 1])
+    val = np.concatenate([si + 1.0, -gamma[gi] * (k - si), -np.ones(rows), np.ones(rows), s + 1.0, -cap * (k - s),
+                          k - s * 1.0, -cap * (s + 1.0)])
+    a_ub = sparse.csr_matrix((val, (row, col)), shape=(rows + g + 2 * k, n + rows))
+    b_ub = np.concatenate([np.zeros(rows), bound, np.zeros(2 * k)])
+    a_eq = sparse.csr_matrix((np.ones(n), (np.zeros(n, dtype=int), np.arange(n))), shape=(1, n + rows))
+    objective = np.zeros(n + rows)
+    objective[:n] = -(_seen_tail(k, c) if guessing == "halves" else (np.arange(n) >= c).astype(float))
+    silent = stats.binom.pmf(np.arange(n), k, 0.5)
+    for method in ("highs-ds", "highs-ipm"):
+        res = optimize.linprog(objective, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=(0, None),
+                               method=method)
+        if res.status == 0:
+            break
+    else:  # a numerical failure finds no release: the silent one (a ceiling only grows by it)
+        return CountRelease(m, k, tuple(silent / math.fsum(silent)))
+    counts = _capped_tails(np.maximum(res.x[:n], 0.0), cap)
+    for share in (1.0, 1.0 - 1e-6, 1.0 - 1e-4, 1.0 - 1e-2, 0.9, 0.5, 0.0):
+        mixed = share * counts + (1.0 - share) * silent
+        release = CountRelease(m, k, tuple(mixed / math.fsum(mixed)))
+        if release.within(mu_claim):
+            return release
+    raise RuntimeError("no count release within the claim")  # unreachable: Binomial(k, ½) alone has profile 0
+
+
+def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, alpha: float = 0.05,
+                        tolerance: float = 1e-3, guessing: str = "halves") -> Tuple[float, CountRelease]:
+    """(μ_c, R): a release R within μ_c-GDP with P[C ≥ ``correct``] ≥ ``alpha`` for an auditor with k =
+    ``guesses`` guesses, so no valid analysis of the count rejects a claim of μ_c-GDP (or any weaker claim) at
+    level ``alpha`` on ``correct`` right guesses:
+
+    - ``guessing="halves"``: no analysis at all of the count of the estimator's own rule (its k − k//2
+      highest scores "in", its k//2 lowest "out");
+    - ``guessing="any"``: no analysis that holds whatever the guessing rule, i.e. one that sees only k and C —
+      Steinke et al.'s binomial, Mahloujifar et al.'s recursion, the LP of :mod:`audits.fdp_one_run_lp` (R is
+      then the LP's own worst case, up to its relaxations). A lower ceiling: the halves rule costs R right
+      guesses (:func:`_seen_tail`), which only an analysis that uses the rule could exploit.
+
+    **Why.** A test of the count with rejection region {C ≥ c*} is valid for a claim only if every release
+    within the claim has P[C ≥ c*] ≤ α; if it rejected at ``correct`` (c* ≤ ``correct``), R — within the claim
+    — would have P[C ≥ c*] ≥ P[C ≥ ``correct``] ≥ α. R is the strongest :class:`CountRelease`: a release
+    whose number of right guesses varies from run to run, which a claim that bounds each canary's leakage
+    allows. Bisection in μ_c ∈ (0, ``mu``] (a larger claim admits every smaller one's releases) to
+    ``tolerance``·``mu``; μ_c is the end where R was found, so the bound holds as stated.
+
+    Parameters
+    ----------
+    mu : float
+        Upper end of the search, > 0: the audited mechanism's own μ (1/σ for sensitivity 1).
+    canaries : int
+        m, canaries in the run (each included w.p. ½).
+    guesses : int
+        k, the auditor's guesses.
+    correct : int
+        c, the right guesses observed.
+    alpha : float
+        Level of the analyses bounded, in (0, 1).
+    tolerance : float
+        Relative width of the bisection.
+    guessing : {"halves", "any"}
+        Which analyses are bounded (above).
+
+    Raises
+    ------
+    ValueError
+        If no count release within ``mu``-GDP reaches P[C ≥ ``correct``] ≥ ``alpha``.
+    """
+    found = strongest_count_release(mu, canaries, guesses, correct, guessing)
+    if found.tail(correct, guessing) < alpha:
+        raise ValueError(f"no count release within mu = {mu} reaches P[C >= {correct}] >= {alpha}")
+    lo, hi = 0.0, float(mu)
+    while hi - lo > tolerance * mu:
+        mid = 0.5 * (lo + hi)
+        release = strongest_count_release(mid, canaries, guesses, correct, guessing)
+        if release.tail(correct, guessing) >= alpha:
+            hi, found = mid, release
+        else:
+            lo = mid
+    return hi, found

@@ -45,6 +45,16 @@ statistic (:func:`audits.fdp_one_run_adversary.any_audit_ceiling`: a correlated 
 ceiling's claim outputs the mechanism's own scores in 11 % of its runs), for ε ∈ {1, 2, 4} and
 m ∈ {2·10³, 2·10⁴}.
 
+``--count-ceiling``: upper bounds on the ε_lb of the analyses of the estimator's count — the number of right
+guesses among its k — per seed (:func:`audits.fdp_one_run_adversary.count_audit_ceiling`: a release within the
+ceiling's claim, whose number of right guesses varies from run to run, reaches the observed count w.p. ≥ 5 %):
+of every analysis that sees only (k, C) (Steinke et al.'s, the recursion, the LP, or one not yet written;
+``guessing="any"``), and of any analysis at all of the count of the estimator's guessing rule
+(``guessing="halves"``); at m = 2·10⁴ and ε ∈ {2, 4} (``--seeds``, default 0–9), next to Steinke's estimator
+and the recursion on the same canaries. With ``--ceiling-guesses K … [--ceiling-eps E] [--ceiling-rule
+halves|any]``: the median over the seeds of one ceiling at each fixed k (no data-independent k does better
+than the largest).
+
 ``--false-alarms N``: a Gaussian release exactly at its claim audited with N seeds by the f-DP
 one-run test (ε ∈ {1, 2, 4}, m = 2·10⁴: the claim's verdict only, with the data-independent k; the
 recursion and ``analysis="lp"``)
@@ -318,6 +328,64 @@ def one_run_ceiling_table() -> None:
             print(f"| {eps:g} | {m} | {p:.3f} | {mu_s * sigma:.3f} | {family.epsilon_lower(mu_s * sigma, delta):.3f} |")
 
 
+def count_ceiling_table(seeds) -> None:
+    """Per-seed ceilings of the analyses of the estimator's count (module docstring)."""
+    import dpcore
+    from audits.fdp_claim import CurveFamily
+    from audits.fdp_one_run import _choose_guesses, fdp_one_run_estimate
+    from audits.fdp_one_run_adversary import count_audit_ceiling
+    from audits.statistics import one_run_estimate
+
+    delta, alpha, m = 1e-5, 0.05, 20_000
+    print("| eps | seed | k | correct | one-run (Steinke) | f-DP recursion (estimator) | ceiling: analyses of (k, C) "
+          "| ceiling: any analysis of this count | seconds |  (m = 20000, 95%)")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for eps in (2.0, 4.0):
+        sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
+        family = CurveFamily(dpcore.GaussianEvent(sigma))
+        k = _choose_guesses(family, m, alpha)
+        rows = []
+        for seed in seeds:
+            included, scores = _canaries(sigma, m, seed)
+            steinke = one_run_estimate(included, scores, delta).eps_lower
+            recursion = fdp_one_run_estimate(included, scores, family, delta, guesses=k)
+            correct = recursion.details["correct"]
+            start = time.perf_counter()
+            ceilings = [dpcore.analytic_gaussian_epsilon(
+                1.0 / count_audit_ceiling(1.0 / sigma, m, k, correct, alpha, tolerance=1e-3, guessing=rule)[0], delta)
+                for rule in ("any", "halves")]
+            rows.append((steinke, recursion.eps_lower, *ceilings))
+            print(f"| {eps:g} | {seed} | {k} | {correct} | {steinke:.3f} | {recursion.eps_lower:.3f} | {ceilings[0]:.3f} "
+                  f"| {ceilings[1]:.3f} | {time.perf_counter() - start:.0f} |", flush=True)
+        med = np.median(np.array(rows), axis=0)
+        print(f"| {eps:g} | median (goal 1.5x Steinke = {1.5 * med[0]:.3f}) | {k} | | {med[0]:.3f} | {med[1]:.3f} "
+              f"({med[1] / med[0]:.2f}x) | {med[2]:.3f} ({med[2] / med[0]:.2f}x) | {med[3]:.3f} ({med[3] / med[0]:.2f}x) "
+              "| |", flush=True)
+
+
+def count_ceiling_by_guesses(seeds, guesses, eps: float, guessing: str) -> None:
+    """Median over the seeds of the ceiling of the analyses of the count (``guessing``: "halves", any analysis of
+    the estimator's count; "any", the analyses that see only (k, C)) at each fixed k: no data-independent choice
+    of k gives such an analysis a median above the largest of these medians."""
+    import dpcore
+    from audits.fdp_one_run_adversary import count_audit_ceiling
+    from audits.statistics import _guess_counts, one_run_estimate
+
+    delta, alpha, m = 1e-5, 0.05, 20_000
+    sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
+    canaries = [_canaries(sigma, m, seed) for seed in seeds]
+    goal = 1.5 * float(np.median([one_run_estimate(i, s, delta).eps_lower for i, s in canaries]))
+    print(f"| eps | k | ceiling ({guessing}): median [min, max] over {len(seeds)} seeds | goal (1.5x Steinke) |")
+    print("|---|---|---|---|")
+    for k in guesses:
+        values = []
+        for included, scores in canaries:
+            correct, _ = _guess_counts(included, scores, k)
+            mu_c, _ = count_audit_ceiling(1.0 / sigma, m, k, correct, alpha, tolerance=2e-3, guessing=guessing)
+            values.append(dpcore.analytic_gaussian_epsilon(1.0 / mu_c, delta))
+        print(f"| {eps:g} | {k} | {_spread(values)} | {goal:.3f} |", flush=True)
+
+
 def false_alarms(count: int) -> None:
     """Fraction of seeds whose verdict is "violated" for releases exactly at their claim."""
     import dpcore
@@ -370,6 +438,12 @@ def main() -> None:
                         help="claimed epsilons at which --one-run-tiers bisects the tiered LP's eps_lb (an LP at "
                              "eps 2 takes minutes; elsewhere only its p-value at the goal)")
     parser.add_argument("--one-run-ceiling", action="store_true", help="ceiling of any valid one-run audit")
+    parser.add_argument("--count-ceiling", action="store_true", help="ceiling of any analysis of the one-run count")
+    parser.add_argument("--ceiling-guesses", type=int, nargs="+", default=None, metavar="K",
+                        help="with --count-ceiling: the ceiling at each of these fixed k instead")
+    parser.add_argument("--ceiling-eps", type=float, default=2.0, help="claimed epsilon of --ceiling-guesses")
+    parser.add_argument("--ceiling-rule", choices=("halves", "any"), default="halves",
+                        help="analyses bounded by --ceiling-guesses (audits.fdp_one_run_adversary.count_audit_ceiling)")
     parser.add_argument("--false-alarms", type=int, default=None, metavar="N",
                         help="rate of false 'violated' verdicts over N seeds at the exact claim")
     args = parser.parse_args()
@@ -383,6 +457,12 @@ def main() -> None:
         one_run_tiers_table(args.seeds if args.seeds != list(range(10)) else list(range(5)), args.tier_claims,
                             args.tier_eps)
         tier_lift_check()
+        return
+    if args.count_ceiling and args.ceiling_guesses:
+        count_ceiling_by_guesses(args.seeds, args.ceiling_guesses, args.ceiling_eps, args.ceiling_rule)
+        return
+    if args.count_ceiling:
+        count_ceiling_table(args.seeds)
         return
     if args.one_run_lp:
         one_run_lp_table(args.seeds if args.seeds != list(range(10)) else list(range(5)))
