@@ -415,12 +415,15 @@ def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, al
     — would have P[C ≥ c*] ≥ P[C ≥ ``correct``] ≥ α. R is the strongest :class:`CountRelease`: a release
     whose number of right guesses varies from run to run, which a claim that bounds each canary's leakage
     allows. Bisection in μ_c ∈ (0, ``mu``] (a larger claim admits every smaller one's releases) to
-    ``tolerance``·``mu``; μ_c is the end where R was found, so the bound holds as stated.
+    ``tolerance``·``mu`` (doubling the upper end first while even it admits no such R, up to 16·``mu``: an
+    extreme count can be one that valid analyses reject even at the mechanism's own claim); μ_c is the end where
+    R was found, so the bound holds as stated.
 
     Parameters
     ----------
     mu : float
-        Upper end of the search, > 0: the audited mechanism's own μ (1/σ for sensitivity 1).
+        Upper end of the search, > 0: the audited mechanism's own μ (1/σ for sensitivity 1); also the unit of
+        ``tolerance``.
     canaries : int
         m, canaries in the run (each included w.p. ½).
     guesses : int
@@ -437,12 +440,15 @@ def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, al
     Raises
     ------
     ValueError
-        If no count release within ``mu``-GDP reaches P[C ≥ ``correct``] ≥ ``alpha``.
+        If no count release within 16·``mu``-GDP reaches P[C ≥ ``correct``] ≥ ``alpha``.
     """
-    found = strongest_count_release(mu, canaries, guesses, correct, guessing)
-    if found.tail(correct, guessing) < alpha:
-        raise ValueError(f"no count release within mu = {mu} reaches P[C >= {correct}] >= {alpha}")
     lo, hi = 0.0, float(mu)
+    found = strongest_count_release(hi, canaries, guesses, correct, guessing)
+    while found.tail(correct, guessing) < alpha:  # an extreme count: the ceiling lies above the mechanism's μ
+        if hi >= 16.0 * mu:
+            raise ValueError(f"no count release within mu = {hi} reaches P[C >= {correct}] >= {alpha}")
+        lo, hi = hi, 2.0 * hi
+        found = strongest_count_release(hi, canaries, guesses, correct, guessing)
     while hi - lo > tolerance * mu:
         mid = 0.5 * (lo + hi)
         release = strongest_count_release(mid, canaries, guesses, correct, guessing)

@@ -150,3 +150,13 @@ def test_count_ceiling_bounds_the_lp_estimate():
 def test_count_release_refuses_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         CountRelease(**kwargs)
+
+
+def test_count_ceiling_of_an_extreme_count_lies_above_the_mechanisms_own_claim():
+    """Every one of 40 guesses right: valid analyses may reject even the mechanism's own claim (a false alarm
+    they are allowed 5 % of the time), so the search goes above μ, and the release found is within μ_c."""
+    mu = 1.0 / SIGMA
+    mu_c, release = count_audit_ceiling(mu, CANARIES, 40, 40, tolerance=2e-2, guessing="any")
+    assert mu_c > mu
+    assert release.within(mu_c) and release.tail(40, "any") >= 0.05
+    assert strongest_count_release(mu, CANARIES, 40, 40, "any").tail(40, "any") < 0.05
