@@ -150,17 +150,20 @@ def fdp_one_run_table(seeds, reference_path: Optional[str] = None) -> None:
             print(line + f" {np.median(times):.2f} |", flush=True)
 
 
-def one_run_lp_table(seeds) -> None:
-    """Recursion vs privacy-profile LP on the same guesses (module docstring)."""
+def _one_run_seed_table(seeds, extra_header: str, extra) -> None:
+    """One row per (ε ∈ {2, 4}, seed) at m = 2·10⁴ with the estimator's data-independent k: Steinke's estimator,
+    the f-DP recursion, then ``extra(sigma, family, k, included, scores, correct)`` — a tuple of ε values whose
+    medians end each ε's rows, with their ratio to Steinke's median (the goal, 1.5×, is printed there)."""
     import dpcore
     from audits.fdp_claim import CurveFamily
     from audits.fdp_one_run import _choose_guesses, fdp_one_run_estimate
     from audits.statistics import one_run_estimate
 
     delta, alpha, m = 1e-5, 0.05, 20_000
-    print("| eps | seed | k | correct | one-run (Steinke) | f-DP recursion (estimator) | f-DP profile LP | LP / recursion "
-          "| LP seconds |  (m = 20000, 95%)")
-    print("|---|---|---|---|---|---|---|---|---|")
+    columns = extra_header.count("|") + 1
+    print(f"| eps | seed | k | correct | one-run (Steinke) | f-DP recursion (estimator) | {extra_header} | seconds |  "
+          "(m = 20000, 95%)")
+    print("|---" * (6 + columns + 1) + "|")
     for eps in (2.0, 4.0):
         sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
         family = CurveFamily(dpcore.GaussianEvent(sigma))
@@ -172,13 +175,25 @@ def one_run_lp_table(seeds) -> None:
             recursion = fdp_one_run_estimate(included, scores, family, delta, guesses=k)
             correct = recursion.details["correct"]
             start = time.perf_counter()
-            lp_eps = fdp_one_run_estimate(included, scores, family, delta, guesses=k, analysis="lp").eps_lower
-            rows.append((steinke, recursion.eps_lower, lp_eps))
-            print(f"| {eps:g} | {seed} | {k} | {correct} | {steinke:.3f} | {recursion.eps_lower:.3f} | {lp_eps:.3f} | "
-                  f"{lp_eps / recursion.eps_lower:.3f} | {time.perf_counter() - start:.0f} |", flush=True)
+            values = extra(sigma, family, k, included, scores, correct)
+            rows.append((steinke, recursion.eps_lower, *values))
+            cells = " | ".join(f"{v:.3f}" for v in values)
+            print(f"| {eps:g} | {seed} | {k} | {correct} | {steinke:.3f} | {recursion.eps_lower:.3f} | {cells} | "
+                  f"{time.perf_counter() - start:.0f} |", flush=True)
         med = np.median(np.array(rows), axis=0)
-        print(f"| {eps:g} | median | {k} | | {med[0]:.3f} | {med[1]:.3f} ({med[1] / med[0]:.2f}x) | {med[2]:.3f} "
-              f"({med[2] / med[0]:.2f}x) | | |", flush=True)
+        cells = " | ".join(f"{v:.3f} ({v / med[0]:.2f}x)" for v in med[1:])
+        print(f"| {eps:g} | median (goal 1.5x Steinke = {1.5 * med[0]:.3f}) | {k} | | {med[0]:.3f} | {cells} | |",
+              flush=True)
+
+
+def one_run_lp_table(seeds) -> None:
+    """Recursion vs privacy-profile LP on the same guesses (module docstring)."""
+    from audits.fdp_one_run import fdp_one_run_estimate
+
+    def lp(sigma, family, k, included, scores, correct):
+        return (fdp_one_run_estimate(included, scores, family, 1e-5, guesses=k, analysis="lp").eps_lower,)
+
+    _one_run_seed_table(seeds, "f-DP profile LP", lp)
 
 
 #: log γ of the supporting lines of the tiered LP (:func:`_tiered_tail_bound`): where the one-count LP's duals are
@@ -331,36 +346,14 @@ def one_run_ceiling_table() -> None:
 def count_ceiling_table(seeds) -> None:
     """Per-seed ceilings of the analyses of the estimator's count (module docstring)."""
     import dpcore
-    from audits.fdp_claim import CurveFamily
-    from audits.fdp_one_run import _choose_guesses, fdp_one_run_estimate
     from audits.fdp_one_run_adversary import count_audit_ceiling
-    from audits.statistics import one_run_estimate
 
-    delta, alpha, m = 1e-5, 0.05, 20_000
-    print("| eps | seed | k | correct | one-run (Steinke) | f-DP recursion (estimator) | ceiling: analyses of (k, C) "
-          "| ceiling: any analysis of this count | seconds |  (m = 20000, 95%)")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for eps in (2.0, 4.0):
-        sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
-        family = CurveFamily(dpcore.GaussianEvent(sigma))
-        k = _choose_guesses(family, m, alpha)
-        rows = []
-        for seed in seeds:
-            included, scores = _canaries(sigma, m, seed)
-            steinke = one_run_estimate(included, scores, delta).eps_lower
-            recursion = fdp_one_run_estimate(included, scores, family, delta, guesses=k)
-            correct = recursion.details["correct"]
-            start = time.perf_counter()
-            ceilings = [dpcore.analytic_gaussian_epsilon(
-                1.0 / count_audit_ceiling(1.0 / sigma, m, k, correct, alpha, tolerance=1e-3, guessing=rule)[0], delta)
-                for rule in ("any", "halves")]
-            rows.append((steinke, recursion.eps_lower, *ceilings))
-            print(f"| {eps:g} | {seed} | {k} | {correct} | {steinke:.3f} | {recursion.eps_lower:.3f} | {ceilings[0]:.3f} "
-                  f"| {ceilings[1]:.3f} | {time.perf_counter() - start:.0f} |", flush=True)
-        med = np.median(np.array(rows), axis=0)
-        print(f"| {eps:g} | median (goal 1.5x Steinke = {1.5 * med[0]:.3f}) | {k} | | {med[0]:.3f} | {med[1]:.3f} "
-              f"({med[1] / med[0]:.2f}x) | {med[2]:.3f} ({med[2] / med[0]:.2f}x) | {med[3]:.3f} ({med[3] / med[0]:.2f}x) "
-              "| |", flush=True)
+    def ceilings(sigma, family, k, included, scores, correct):
+        return tuple(dpcore.analytic_gaussian_epsilon(
+            1.0 / count_audit_ceiling(1.0 / sigma, 20_000, k, correct, 0.05, tolerance=1e-3, guessing=rule)[0], 1e-5)
+            for rule in ("any", "halves"))
+
+    _one_run_seed_table(seeds, "ceiling: analyses of (k, C) | ceiling: any analysis of this count", ceilings)
 
 
 def count_ceiling_by_guesses(seeds, guesses, eps: float, guessing: str) -> None:
