@@ -21,8 +21,11 @@ __all__ = ["r2_score"]
 
 
 def _finite_vector(name: str, value: object, n: Optional[int]) -> np.ndarray:
-    """``value`` as a finite 1-D float64 array (of length ``n`` when given); ``ValueError`` naming ``name``."""
+    """``value`` as a finite 1-D float64 array (of length ``n`` when given; a column (n, 1) is read as its one
+    column, as scikit-learn's r2_score does); ``ValueError`` naming ``name``."""
     arr = check_real_array(name, value)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array; got shape {arr.shape}")
     if n is not None and arr.size != n:

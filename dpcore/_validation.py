@@ -71,7 +71,7 @@ def check_half_open_unit(name: str, value: object) -> float:
 MIN_DELTA = sys.float_info.min
 
 #: Why a nonzero δ below :data:`MIN_DELTA` is refused; the one wording of the Python API and the CLI.
-SUBNORMAL_DELTA_REFUSAL = f"a subnormal delta has lost its precision: give at least {MIN_DELTA!r}"
+SUBNORMAL_DELTA_REASON = "a subnormal delta has lost its precision"
 
 
 def check_delta(name: str, value: object) -> float:
@@ -82,7 +82,7 @@ def check_delta(name: str, value: object) -> float:
     """
     x = check_open_unit(name, value)
     if x < MIN_DELTA:
-        raise ValueError(f"{name} must be in (0, 1) and at least {MIN_DELTA!r} ({SUBNORMAL_DELTA_REFUSAL}); "
+        raise ValueError(f"{name} must be in (0, 1) and at least {MIN_DELTA!r} ({SUBNORMAL_DELTA_REASON}); "
                          f"got {value!r}")
     return x
 

@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from . import __version__, risk_cli
 from ._progress import Stages
-from ._validation import MIN_DELTA, SUBNORMAL_DELTA_REFUSAL, check_delta, check_nonnegative, check_positive
+from ._validation import MIN_DELTA, SUBNORMAL_DELTA_REASON, check_delta, check_nonnegative, check_positive
 from .accounting import ACCOUNTANTS, get_epsilon
 from .calibration import calibrate_noise_multiplier, certify_calibration, subsampled_gaussian_event
 from .events import GaussianEvent, PoissonSampledEvent, ShuffledEvent
@@ -131,7 +131,8 @@ def delta_type(text: str) -> float:
     rule of :func:`dpcore._validation.check_delta`); the command checks the rest of its range."""
     x = real_type(text)
     if 0 < abs(x) < MIN_DELTA:
-        raise argparse.ArgumentTypeError(f"{SUBNORMAL_DELTA_REFUSAL} (or 0 where allowed), got {_echo(text)}")
+        raise argparse.ArgumentTypeError(f"{SUBNORMAL_DELTA_REASON}: give at least {MIN_DELTA!r} (or 0 where "
+                                         f"allowed), got {_echo(text)}")
     return x
 
 

@@ -66,6 +66,7 @@ def test_r2_agrees_with_scikit_learn_where_its_sums_are_finite():
         assert r2_score(y, p, weights) == pytest.approx(sklearn_metrics.r2_score(y, p, sample_weight=weights),
                                                         rel=1e-12)
     assert r2_score(np.ones(3), np.ones(3)) == 1.0 and r2_score(np.ones(3), np.zeros(3)) == 0.0  # its convention
+    assert r2_score(y[:, None], p) == r2_score(y, p)  # a column of targets, as scikit-learn reads it
 
 
 @given(st.lists(st.tuples(st.floats(-1e300, 1e300), st.floats(-1e300, 1e300)), min_size=2, max_size=8))
