@@ -29,9 +29,9 @@ def _finite_vector(name: str, value: object, n: Optional[int]) -> np.ndarray:
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array; got shape {arr.shape}")
     if n is not None and arr.size != n:
-        raise ValueError(f"{name} must have one entry per target ({n}); got {arr.size}")
+        raise ValueError(f"y and {name} must have the same length (one entry per target); got {n} and {arr.size}")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must contain only finite values (a prediction beyond 1.8e308 has no R^2)")
+        raise ValueError(f"{name} must contain only finite values")
     return arr
 
 

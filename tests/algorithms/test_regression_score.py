@@ -80,7 +80,7 @@ def test_r2_is_the_exact_value_correctly_rounded(pairs):
 
 @pytest.mark.parametrize("bad, match", [
     (dict(y_pred=[1.0, np.inf]), "y_pred must contain only finite"),
-    (dict(y_pred=[1.0]), "y_pred must have one entry per target"),
+    (dict(y_pred=[1.0]), "y and y_pred must have the same length"),
     (dict(sample_weight=[1.0, -1.0]), "sample_weight must be >= 0"),
     (dict(sample_weight=[0.0, 0.0]), "positive sum"),
 ])
