@@ -79,6 +79,7 @@ from .objective_perturbation import objective_perturbation
 from .output_perturbation import output_perturbation_gd
 from .phased_dp_sgd import phased_dp_sgd
 from .truncated_mirror_descent import batched_truncated_mirror_descent, shuffled_truncated_mirror_descent
+from .regression_score import r2_score
 from .rrpsgd import rrpsgd
 from .sufficient_statistics import adassp
 from .clipping import augmented_norm_bound
@@ -281,12 +282,6 @@ class _FallbackClassifier:
 class _FallbackRegressor:
     _estimator_type = "regressor"
 
-    def score(self, X: np.ndarray, y: np.ndarray, sample_weight: Optional[np.ndarray] = None) -> float:
-        """Coefficient of determination R² on (X, y)."""
-        y = np.asarray(y, dtype=np.float64)
-        res = np.average((y - self.predict(X)) ** 2, weights=sample_weight)
-        tot = np.average((y - np.average(y, weights=sample_weight)) ** 2, weights=sample_weight)
-        return float(1.0 - res / tot) if tot > 0 else 0.0
 
 
 class _FallbackNotFittedError(ValueError, AttributeError):
@@ -406,7 +401,14 @@ class _DPLinearModel(_Base):
             mid = 0.0
         scaled = np.clip((y - mid) / B, -1.0, 1.0)  # rounding only (≤ TARGET_ROUNDING_TOL, a public bound above)
         self._fit_weights(X, scaled, loss_params, {**extra, "target_bound": 1.0})
-        self.coef_, self.intercept_ = self.coef_ * B, self.intercept_ * B + mid
+        with np.errstate(over="ignore"):
+            coef, intercept = self.coef_ * B, self.intercept_ * B + mid
+        if not (np.all(np.isfinite(coef)) and math.isfinite(intercept)):
+            # a function of the released (private) weights and the public bound only: post-processing
+            raise ValueError(f"the fitted model in target units overflows float64: the weights of the scaled problem "
+                             f"times the half-range {B!r} exceed 1.8e308; the target bound (target_bound / target_range) "
+                             f"must be small enough for the model to be stored — give a tighter one")
+        self.coef_, self.intercept_ = coef, intercept
         return self
 
     def _alpha(self, shape: tuple, penalty: str) -> float:
@@ -775,6 +777,21 @@ class _DPRegressor(_RegressorMixin, _DPLinearModel):
         poor score under noise (:func:`dp_estimator_tags`)."""
         return dp_estimator_tags(super().__sklearn_tags__(), sparse=True)
 
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """⟨w, x⟩ + b (the row map of ``fit`` applied); ``ValueError`` if a prediction overflows float64."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._linear_predict(X)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"a prediction of {type(self).__name__} overflows float64 (|<w, x> + b| > 1.8e308; "
+                             f"max |coef_| = {float(np.max(np.abs(self.coef_))):.3g}): the model's scale comes from "
+                             f"target_bound / target_range, give a tighter one")
+        return out
+
+    def score(self, X: np.ndarray, y: np.ndarray, sample_weight: Optional[np.ndarray] = None) -> float:
+        """Coefficient of determination R² on (X, y), without intermediate overflow
+        (:func:`algorithms.regression_score.r2_score`; no privacy guarantee: evaluate on public or held-out data)."""
+        return r2_score(y, self.predict(X), sample_weight)
+
     def _choose_solver(self) -> str:
         """``solver="auto"``: ``solver_`` is "auto" until :meth:`_auto_params` (in ``fit``, once n and d are known)
         replaces it by the rule's choice; any other name as the shared check."""
@@ -936,9 +953,6 @@ class DPHuberRegressor(_DPRegressor):
         auto = self._auto_params(X)
         return self._fit_scaled_targets(X, y, {"huber_delta": self.huber_delta_}, {**self._solver_defaults(X.n), **auto})
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """⟨w, x⟩ + b (the row map of ``fit`` applied)."""
-        return self._linear_predict(X)
 
 
 class DPLinearRegression(_DPRegressor):
@@ -1013,6 +1027,3 @@ class DPLinearRegression(_DPRegressor):
             self.clip_norm_ = check_positive("clip_norm", self.clip_norm)
         return self._fit_scaled_targets(X, y, {}, {"clip_norm": self.clip_norm_, **self._solver_defaults(X.n), **auto})
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """⟨w, x⟩ + b (the row map of ``fit`` applied)."""
-        return self._linear_predict(X)

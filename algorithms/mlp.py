@@ -113,6 +113,14 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
     random_state : None, int or numpy.random.Generator
         ``None`` (default): fresh OS entropy. An int seed makes ``fit`` deterministic — for tests only
         (warns :class:`~algorithms.seeding.DeterministicSeedWarning`).
+    accountant : str
+        dpcore accountant that calibrates the noise multiplier and reports ``privacy_`` (the same one for both);
+        default ``"auto"``, dpcore's tightest certified bound (the PLD for the without-replacement batches, the
+        exact analytic Gaussian for DP-GD's full batches). ``"rdp"`` (the default before) remains selectable.
+        Chosen by ``benchmarks/bench_nonconvex.py --mlp-accountant`` (RESULTS.md "DPMLPClassifier: accountant auto
+        vs rdp"): on a9a, ijcnn1, breast_cancer, digits and the held-out wine, at ε ∈ {0.2, 1}, 5 seeds, auto's
+        noise multiplier is 0.46–0.92× RDP's and its mean test error lower or equal (within one standard error)
+        on every data set for every solver.
 
     Attributes
     ----------
@@ -129,7 +137,7 @@ class DPMLPClassifier(_ClassifierMixin, _Base):
                  diff_clip_norm: Optional[float] = None, momentum: Optional[float] = None,
                  step_bound: Optional[float] = None, output: str = "random", alpha: float = 1e-4,
                  heavy_ball: float = 0.9, lr_schedule: str = "cosine", optimizer: str = "adam",
-                 classes: Optional[Any] = None, random_state: Any = None, accountant: str = "rdp") -> None:
+                 classes: Optional[Any] = None, random_state: Any = None, accountant: str = "auto") -> None:
         _store_params(self, locals())
 
     def __sklearn_tags__(self):

@@ -55,8 +55,17 @@ seeds 5000…, with the per-seed paired difference against the first of ``--aver
 ``--calibration-time`` — wall time of DP-SRM's noise calibration with accountant "rdp" and "auto" for its typical
 (n, T, b) (:func:`calibration_time`).
 
+``--mlp-accountant`` — ``DPMLPClassifier(solver="dp_srm")`` with its defaults (20 passes, b = min(1024, n), η = 1.5,
+C₁ = 1, C₂ = γ·C₁ = 0.1) calibrated with accountant "rdp" against "auto" (:func:`mlp_accountant`), both in every
+seed (paired, interleaved; ``--mlp-solver`` dp_sgd / dp_gd / rrpsgd: the other solvers): noise multiplier z, test error mean (sd) [worst seed], the calibration's wall time
+(median, the MLP's own ``calibrated_privacy`` call timed) on a9a, ijcnn1 (the sets the MLP defaults were chosen
+on), breast_cancer, digits (0 vs rest) and wine (class 0 vs rest; scikit-learn, held out from every default
+choice) (``--mlp-data``), unit rows + intercept, ε ∈ {0.2, 1}, ``--seeds`` seeds 7000, 7001, … (disjoint from
+every sweep); then auto − rdp paired by seed: mean, standard error and the worst seed's difference.
+
 Usage: ``python benchmarks/bench_nonconvex.py [--seeds 10] [--hidden 16] [--skip-table2] [--skip-mlp]
-[--skip-throughput] [--srm-sweep] [--table2-objective] [--calibration-time] [--averaging [--averaging-data
+[--skip-throughput] [--srm-sweep] [--table2-objective] [--calibration-time] [--mlp-accountant [--mlp-data
+wine,digits]] [--averaging [--averaging-data
 a9a,adult] [--averaging-settings base,c085] [--accountant auto]]``. Data from
 ``../shared/data`` (skipped with a message when absent).
 """
@@ -81,7 +90,7 @@ from algorithms.dp_gd import dp_gd  # noqa: E402
 from algorithms.dp_sgd import dp_sgd  # noqa: E402
 from algorithms.dp_srm import default_srm_steps, dp_srm, dp_srm_paper_sigmas  # noqa: E402
 from algorithms.losses import get_loss  # noqa: E402
-from algorithms.mlp import DPMLPClassifier  # noqa: E402
+from algorithms.mlp import MLP_SOLVERS, DPMLPClassifier  # noqa: E402
 from algorithms.mlp_kernels import mlp_clipped_sum_kernel, n_parameters  # noqa: E402
 from algorithms.regularizers import Regularizer  # noqa: E402
 from algorithms.rrpsgd import rrpsgd  # noqa: E402
@@ -384,6 +393,75 @@ def calibration_time(rounds: int) -> None:
         print(f"| {label} | {n} | {b} | {T} | {eps} | {result['rdp'][0]:.3f}, {1e3 * best['rdp']:.1f} | "
               f"{result['auto'][0]:.3f} ({result['auto'][1]}), {1e3 * best['auto']:.1f} | "
               f"{best['auto'] / best['rdp']:.2f} | {result['auto'][0] / result['rdp'][0]:.3f} |", flush=True)
+
+
+MLP_ACCOUNTANT_SETS = ("a9a", "ijcnn1", "breast_cancer", "digits", "wine")
+MLP_SEED0 = 7000  # --mlp-accountant seeds 7000, 7001, …: disjoint from every sweep that chose a default
+
+
+def mlp_accountant(seeds: int, only: str, solver: str = "dp_srm") -> None:
+    """``DPMLPClassifier(solver=solver)`` calibrated with accountant "rdp" vs "auto" (the two interleaved in
+    every seed, same seed for both): z, test error mean (sd) [worst], median calibration wall time; then the
+    paired difference auto − rdp of the test error (mean, standard error, worst seed)."""
+    import algorithms.mlp as mlp_mod
+
+    calibrate = mlp_mod.calibrated_privacy
+    spent = []
+
+    def timed(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return calibrate(*args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - t)
+
+    mlp_mod.calibrated_privacy = timed
+    sets = averaging_sets(only)
+    accountants = ("rdp", "auto")
+    print(f"## DPMLPClassifier solver={solver}: accountant rdp vs auto, defaults, {seeds} seeds ({MLP_SEED0}…), "
+          f"δ = {DELTA}\n")
+    print("| data | n | b | ε | accountant | z | test error mean (sd) [worst] | calibration ms (median) | fit s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    paired = []
+    for key, ((Xtr, ytr), (Xte, yte)) in sets.items():
+        n = Xtr.shape[0]
+        with warnings.catch_warnings():  # compile, and each accountant's first call, outside the timings
+            warnings.simplefilter("ignore")
+            for acc in accountants:
+                DPMLPClassifier(solver=solver, epochs=1, epsilon=1.0, delta=DELTA, classes=[-1.0, 1.0],
+                                accountant=acc, random_state=0).fit(Xtr[:200], ytr[:200])
+        for eps in (0.2, 1.0):
+            errs = {a: [] for a in accountants}
+            cal = {a: [] for a in accountants}
+            fit = {a: [] for a in accountants}
+            zs = {}
+            for s in range(seeds):
+                for acc in accountants:
+                    spent.clear()
+                    t = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        est = DPMLPClassifier(solver=solver, epsilon=eps, delta=DELTA, classes=[-1.0, 1.0],
+                                              accountant=acc, random_state=MLP_SEED0 + s).fit(Xtr, ytr)
+                    fit[acc].append(time.perf_counter() - t)
+                    cal[acc].append(spent[0])
+                    assert est.privacy_.epsilon <= eps
+                    zs[acc] = (est.noise_multiplier_, est.privacy_.accountant)
+                    errs[acc].append(1.0 - est.score(Xte, yte))
+            for acc in accountants:
+                e = np.array(errs[acc])
+                print(f"| {key} | {n} | {n if solver == 'dp_gd' else min(1024, n)} | {eps} | {acc} ({zs[acc][1]}) | {zs[acc][0]:.3f} | "
+                      f"{e.mean():.4f} ({e.std():.4f}) [{e.max():.4f}] | {1e3 * np.median(cal[acc]):.1f} | "
+                      f"{np.median(fit[acc]):.2f} |", flush=True)
+            diff = np.array(errs["auto"]) - np.array(errs["rdp"])
+            paired.append((key, eps, zs["auto"][0] / zs["rdp"][0], diff,
+                           np.median(cal["auto"]) / np.median(cal["rdp"])))
+    mlp_mod.calibrated_privacy = calibrate
+    print("\n| data | ε | z auto / rdp | test error auto − rdp: mean ± se [worst seed] | calibration time auto / rdp |")
+    print("|---|---|---|---|---|")
+    for key, eps, zr, d, tr in paired:
+        se = d.std(ddof=1) / math.sqrt(d.size) if d.size > 1 else math.nan
+        print(f"| {key} | {eps} | {zr:.3f} | {d.mean():+.4f} ± {se:.4f} [{d.max():+.4f}] | {tr:.2f} |")
 
 
 def objective_of(w: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
@@ -748,6 +826,12 @@ def main() -> int:
     ap.add_argument("--accountant", default="auto", choices=("rdp", "auto"), help="--averaging's accountant")
     ap.add_argument("--calibration-time", action="store_true",
                     help="only DP-SRM's calibration wall time, accountant rdp vs auto")
+    ap.add_argument("--mlp-accountant", action="store_true",
+                    help="DPMLPClassifier's DP-SRM with accountant rdp vs auto")
+    ap.add_argument("--mlp-solver", default="dp_srm", choices=MLP_SOLVERS,
+                    help="--mlp-accountant's DPMLPClassifier solver (default dp_srm)")
+    ap.add_argument("--mlp-data", default=",".join(MLP_ACCOUNTANT_SETS),
+                    help=f"--mlp-accountant's comma list of {', '.join(AVERAGING_SETS + HELD_OUT_SETS)}")
     ap.add_argument("--sweep-data", default="a9a,ijcnn1,synthetic")
     args = ap.parse_args()
     if args.seeds < 1 or args.hidden < 1:
@@ -770,6 +854,14 @@ def main() -> int:
         print(f"bench_nonconvex: --averaging-settings takes {', '.join(AVERAGING)}; got {sorted(bad)}",
               file=sys.stderr)
         return 2
+    bad = set(args.mlp_data.split(",")) - set(AVERAGING_SETS + HELD_OUT_SETS)
+    if bad:
+        print(f"bench_nonconvex: --mlp-data takes {', '.join(AVERAGING_SETS + HELD_OUT_SETS)}; got {sorted(bad)}",
+              file=sys.stderr)
+        return 2
+    if args.mlp_accountant:
+        mlp_accountant(args.seeds, args.mlp_data, args.mlp_solver)
+        return 0
     if args.calibration_time:
         calibration_time(max(3, min(args.seeds, 10)))
         return 0

@@ -7,6 +7,7 @@ e.g. ``"delta must be in (0, 1); got 1.5"``. Nothing is ever clamped silently.
 from __future__ import annotations
 
 import math
+import sys
 from numbers import Complex, Integral, Number, Real
 from typing import Iterable, Optional
 
@@ -61,9 +62,29 @@ def check_half_open_unit(name: str, value: object) -> float:
     return x
 
 
+#: Least nonzero δ accepted by every entry point (Python API and CLI): the smallest normal float64,
+#: 2.2250738585072014e-308. Below it nothing is certified honestly: a subnormal δ has lost its relative
+#: precision — the decimal a user types is rounded to a multiple of 2⁻¹⁰⁷⁴ ≈ 4.9e-324, so the δ certified
+#: can exceed the δ asked for by up to 65 % (``3e-324`` is read as ``4.9e-324``) — and an accountant's
+#: error budget, a fraction of δ, underflows (the PLD accountant's tail mass 1e-4·δ already needs
+#: δ ≥ 2.2e-304). No application needs such a δ (δ ≪ 1/n for every realisable data set size n).
+MIN_DELTA = sys.float_info.min
+
+#: Why a nonzero δ below :data:`MIN_DELTA` is refused; the one wording of the Python API and the CLI.
+SUBNORMAL_DELTA_REASON = "a subnormal delta has lost its precision"
+
+
 def check_delta(name: str, value: object) -> float:
-    """δ of an (ε, δ) guarantee: must be in (0, 1)."""
-    return check_open_unit(name, value)
+    """δ of an (ε, δ) guarantee: must be in (0, 1) and at least :data:`MIN_DELTA` (subnormals are refused).
+
+    The same rule as the command line's ``--delta`` (:func:`dpcore.cli.delta_type`), so that a δ the
+    CLI refuses is refused by ``get_epsilon``, ``calibrate`` and the estimators' ``delta=`` too.
+    """
+    x = check_open_unit(name, value)
+    if x < MIN_DELTA:
+        raise ValueError(f"{name} must be in (0, 1) and at least {MIN_DELTA!r} ({SUBNORMAL_DELTA_REASON}); "
+                         f"got {value!r}")
+    return x
 
 
 def check_sampling_rate(name: str, value: object) -> float:

@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from . import __version__, risk_cli
 from ._progress import Stages
-from ._validation import check_delta, check_nonnegative, check_positive
+from ._validation import MIN_DELTA, SUBNORMAL_DELTA_REASON, check_delta, check_nonnegative, check_positive
 from .accounting import ACCOUNTANTS, get_epsilon
 from .calibration import calibrate_noise_multiplier, certify_calibration, subsampled_gaussian_event
 from .events import GaussianEvent, PoissonSampledEvent, ShuffledEvent
@@ -48,10 +48,6 @@ __all__ = ["main", "build_parser", "Calibration", "iter_commands", "option_actio
 
 #: Exit code of a command ended by Ctrl-C (SIGINT), as shells report it (128 + 2).
 EXIT_INTERRUPTED = 130
-#: Least nonzero δ a command accepts: the smallest normal float64. A subnormal δ has lost its
-#: relative precision (1e-320 carries 3 significant digits), and an accountant's error budget, a
-#: fraction of δ, underflows to 0 below it (the PLD refused 1e-320 naming its own ``tail_mass``).
-MIN_DELTA = sys.float_info.min
 
 
 # ----------------------------------------------------------------------------- parser machinery
@@ -131,12 +127,12 @@ def real_type(text: str) -> float:
 
 
 def delta_type(text: str) -> float:
-    """A δ: a number (:func:`real_type`) that is 0 or at least :data:`MIN_DELTA`; the command checks
-    the rest of its range."""
+    """A δ: a number (:func:`real_type`) that is 0 or at least :data:`dpcore._validation.MIN_DELTA` (the
+    rule of :func:`dpcore._validation.check_delta`); the command checks the rest of its range."""
     x = real_type(text)
     if 0 < abs(x) < MIN_DELTA:
-        raise argparse.ArgumentTypeError(f"a subnormal delta has lost its precision: give at least {MIN_DELTA!r} "
-                                         f"(or 0 where allowed), got {_echo(text)}")
+        raise argparse.ArgumentTypeError(f"{SUBNORMAL_DELTA_REASON}: give at least {MIN_DELTA!r} (or 0 where "
+                                         f"allowed), got {_echo(text)}")
     return x
 
 

@@ -103,8 +103,11 @@ def test_objective_perturbation_extreme_but_valid(name, data):
 
 @pytest.mark.parametrize("name", OBJ)
 def test_objective_perturbation_tiny_delta(name, data):
-    res = _fit(name, data, delta=1e-320, alpha=0.1)  # was OverflowError from an unbounded root bracket
-    assert np.all(np.isfinite(res.weights)) and res.epsilon <= 1.0 and res.delta == 1e-320
+    # the least delta accepted (the smallest normal float; was OverflowError from an unbounded root bracket at 1e-320)
+    res = _fit(name, data, delta=2.2250738585072014e-308, alpha=0.1)
+    assert np.all(np.isfinite(res.weights)) and res.epsilon <= 1.0 and res.delta == 2.2250738585072014e-308
+    with pytest.raises(ValueError, match="delta must be in .* at least 2.2250738585072014e-308"):
+        _fit(name, data, delta=1e-320, alpha=0.1)  # subnormal: refused as by the CLI (dpcore._validation.check_delta)
 
 
 @pytest.mark.parametrize("name", OBJ)

@@ -287,16 +287,17 @@ def test_noise_off_dp_sgd_learns():
 @pytest.mark.parametrize("solver", ["dp_sgd", "dp_gd", "dp_srm", "rrpsgd"])
 def test_reported_privacy_is_dpcores_epsilon_of_the_event(solver):
     est = _fit(solver=solver, epsilon=1.0, epochs=2, batch_size=50, random_state=0)
+    assert est.accountant == "auto"  # the default (benchmarks/RESULTS.md, "DPMLPClassifier: accountant auto vs rdp")
     assert est.privacy_.epsilon <= 1.0
     assert est.privacy_.relation == "replace_one"
     assert est.noise_multiplier_ > 0
     if solver in ("dp_sgd", "rrpsgd"):
         ev = SelfComposedEvent(SampledWithoutReplacementEvent(GaussianEvent(est.noise_multiplier_, "replace_one"),
                                                               50, 300), 12)
-        assert est.privacy_.epsilon == dpcore.get_epsilon(ev, 1e-5, accountant="rdp").epsilon
+        assert est.privacy_.epsilon == dpcore.get_epsilon(ev, 1e-5, accountant="auto").epsilon
     if solver == "dp_gd":
         ev = SelfComposedEvent(GaussianEvent(est.noise_multiplier_, "replace_one"), 2)
-        assert est.privacy_.epsilon == dpcore.get_epsilon(ev, 1e-5, accountant="rdp").epsilon
+        assert est.privacy_.epsilon == dpcore.get_epsilon(ev, 1e-5, accountant="auto").epsilon
 
 
 def test_reproducible_from_a_seed():
@@ -363,3 +364,79 @@ def test_label_set_from_the_data_warns():
         DPMLPClassifier(epsilon=1.0, epochs=1, batch_size=10).fit(Z, labels)
     m = DPMLPClassifier(epsilon=1.0, epochs=1, batch_size=10, classes=[0, 1, 2]).fit(Z, labels)
     assert m.classes_.tolist() == [0, 1, 2]  # the output layer follows the public label set
+
+
+# ------------------------------------------------------------------- DP-SRM: the noise that runs is the calibrated one
+
+_SRM = dict(solver="dp_srm", epsilon=1.0, delta=1e-5, epochs=2, batch_size=50)  # T = ⌈2·300/50⌉ = 12 releases
+_SRM_T = 12
+
+
+def _fit_srm_spied(monkeypatch, accountant, *, calibrate_with=None, report_with=None, noise_factor=1.0):
+    """Fit DP-SRM with the kernel's arguments recorded; the keywords plant bugs: calibrate with one accountant and
+    report another's ε (``calibrate_with`` / ``report_with``), or hand the kernel ``noise_factor`` × the noise."""
+    import algorithms.mlp as mlp_mod
+
+    seen = {}
+    kernel, calibrate = mlp_mod.mlp_dp_srm_kernel, mlp_mod.calibrated_privacy
+
+    def spy(*args):
+        args = list(args)
+        args[12] *= noise_factor
+        args[13] *= noise_factor
+        seen["args"] = args
+        return kernel(*args)
+
+    def planted(event_fn, **kw):
+        z, event, privacy, cal = calibrate(event_fn, **{**kw, "accountant": calibrate_with or kw["accountant"]})
+        if report_with:
+            privacy = dpcore.get_epsilon(event, kw["delta"], accountant=report_with)
+        return z, event, privacy, cal
+
+    monkeypatch.setattr(mlp_mod, "mlp_dp_srm_kernel", spy)
+    monkeypatch.setattr(mlp_mod, "calibrated_privacy", planted)
+    return _fit(accountant=accountant, random_state=0, **_SRM), seen["args"]
+
+
+def _check_srm_noise_is_calibrated(est, args):
+    """From the σ₀, σ the kernel was given (not from the estimator's attributes): the least noise multiplier that ran,
+    z = min(σ₀/Δ₀, σ/Δ) rounded down, must give ε ≤ target under the accountant the estimator names, the reported ε
+    must be that accountant's ε of that event, and 1 % less noise must miss the target (calibrated with that
+    accountant, not a looser one)."""
+    from fractions import Fraction
+
+    from algorithms.dp_srm import dp_srm_event, dp_srm_sensitivities
+    from dpcore.result import round_down
+
+    gamma, clip, c2, sigma0, sigma = args[9], args[10], args[11], args[12], args[13]
+    sens0, sens = dp_srm_sensitivities(clip, c2, gamma)
+    z = round_down(min(Fraction(sigma0) / Fraction(sens0), Fraction(sigma) / Fraction(sens)))
+    assert (args[6], args[7], args[8]) == (_SRM_T, 50, 50)  # T, b₀, b: the event's shape
+    ran = dpcore.get_epsilon(dp_srm_event(z, 50, 50, 300, _SRM_T), 1e-5, accountant=est.accountant)
+    assert ran.epsilon <= 1.0, f"the noise that ran gives epsilon {ran.epsilon} ({est.accountant})"
+    assert est.privacy_.epsilon == pytest.approx(ran.epsilon, rel=1e-9), (est.privacy_.epsilon, ran.epsilon)
+    assert est.privacy_.accountant == ran.accountant
+    less = dpcore.get_epsilon(dp_srm_event(0.99 * z, 50, 50, 300, _SRM_T), 1e-5, accountant=est.accountant)
+    assert less.epsilon > 1.0, f"z = {z} is not the least noise for accountant {est.accountant!r}"
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "auto"])
+def test_dp_srm_adds_the_noise_its_accountant_calibrated(accountant, monkeypatch):
+    est, args = _fit_srm_spied(monkeypatch, accountant)
+    _check_srm_noise_is_calibrated(est, args)
+    if accountant == "auto":  # the PLD answers for these without-replacement Gaussians
+        assert est.privacy_.accountant == "pld"
+
+
+@pytest.mark.parametrize("accountant, planted", [
+    ("auto", dict(calibrate_with="rdp")),  # calibrated with RDP, its ε reported under the name "auto"
+    ("auto", dict(calibrate_with="rdp", report_with="auto")),  # RDP's (more) noise, auto's ε: not auto's least noise
+    ("rdp", dict(calibrate_with="auto", report_with="auto")),  # auto's noise and ε, "rdp" named
+    ("rdp", dict(calibrate_with="auto")),  # auto's (smaller) noise, rdp's ε of it reported: above the target
+    ("auto", dict(noise_factor=0.5)),  # the kernel given half the calibrated noise
+])
+def test_the_dp_srm_noise_check_catches_planted_bugs(accountant, planted, monkeypatch):
+    """The check above fails on an MLP that calibrates with one accountant and reports another's ε, or runs other noise."""
+    est, args = _fit_srm_spied(monkeypatch, accountant, **planted)
+    with pytest.raises(AssertionError):
+        _check_srm_noise_is_calibrated(est, args)

@@ -236,6 +236,7 @@ from importlib.metadata import EntryPoint  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from hypothesis import example, given, strategies as st  # noqa: E402
 
 import dpcore  # noqa: E402
 import dpcore.cli as cli  # noqa: E402
@@ -609,3 +610,72 @@ def test_review_item_11_messages_and_python_cli_agreement(capsys):
     cli = json.loads(capsys.readouterr().out)
     python = dpcore.calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=1000)
     assert cli["noise_multiplier"] == python.value and cli["epsilon"] == python.privacy.epsilon
+
+
+# one δ rule for the command line and the Python API (check_delta; dpcore.cli.delta_type is its CLI face)
+_SUBNORMAL_DELTAS = (1e-320, 5e-324, 2.2250738585072009e-308)  # the last: the largest subnormal
+
+
+def _python_routes(delta):
+    """Every Python entry point a target δ reaches (accounting, calibration, a mechanism, an estimator)."""
+    from algorithms import DPLogisticRegression
+    from mechanisms import Gaussian
+
+    event = dpcore.PoissonSampledEvent(dpcore.GaussianEvent(1.0), 0.01)
+    X, y = np.array([[0.1, 0.2], [-0.3, 0.1], [0.2, -0.1], [-0.1, -0.2]]), np.array([0, 1, 0, 1])
+    return {
+        "get_epsilon(auto)": lambda: dpcore.get_epsilon(event, delta),
+        "get_epsilon(rdp)": lambda: dpcore.get_epsilon(event, delta, accountant="rdp"),
+        "get_epsilon(analytic_gaussian)": lambda: dpcore.get_epsilon(dpcore.GaussianEvent(1.0), delta,
+                                                                     accountant="analytic_gaussian"),
+        "calibrate_noise_multiplier": lambda: dpcore.calibrate_noise_multiplier(1.0, delta, sampling_rate=0.01,
+                                                                                steps=10),
+        "calibrate": lambda: dpcore.calibrate(lambda s: dpcore.GaussianEvent(s), "noise_multiplier", 1.0, delta,
+                                              lower=0.1, upper=100.0, increasing=False),
+        "analytic_gaussian_sigma": lambda: dpcore.analytic_gaussian_sigma(1.0, delta),
+        "Gaussian.calibrate": lambda: Gaussian.calibrate(epsilon=1.0, delta=delta, sensitivity=1.0),
+        "DPLogisticRegression(delta=)": lambda: DPLogisticRegression(solver="dp_gd", epsilon=1.0, delta=delta,
+                                                                     data_norm_bound=1.0, classes=[0, 1],
+                                                                     random_state=0).fit(X, y),
+    }
+
+
+@pytest.mark.parametrize("delta", _SUBNORMAL_DELTAS)
+def test_subnormal_delta_is_refused_by_the_python_api_as_by_the_cli(delta, capsys):
+    """The CLI refused δ = 1e-320 while get_epsilon / calibrate / the estimators certified it (the RDP and
+    analytic-Gaussian accountants returned an ε for it): every route now refuses it naming delta and the range."""
+    for route, call in _python_routes(delta).items():
+        with pytest.raises(ValueError, match=r"delta must be in \(0, 1\) and at least 2\.2250738585072014e-308 "
+                                             r"\(a subnormal delta has lost its precision"):
+            call()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        cli.main(BASE_EPS[:-1] + [repr(delta)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.splitlines()) == 1 and "give at least 2.2250738585072014e-308" in err
+
+
+def test_least_normal_delta_is_accepted_by_every_route():
+    """The boundary of the rule: the smallest normal float64 is a δ every route takes (no off-by-one refusal)."""
+    for route, call in _python_routes(2.2250738585072014e-308).items():
+        call()
+
+
+@given(st.floats(min_value=0.0, max_value=1.0, exclude_min=True, exclude_max=True, allow_subnormal=True))
+@example(5e-324)
+@example(2.2250738585072014e-308)
+def test_cli_and_python_accept_the_same_deltas(delta):
+    """delta_type (the CLI's --delta) refuses a δ in (0, 1) exactly when check_delta (the Python API) does."""
+    from dpcore._validation import check_delta
+
+    try:
+        check_delta("delta", delta)
+        python_accepts = True
+    except ValueError:
+        python_accepts = False
+    try:
+        cli.delta_type(repr(delta))
+        cli_accepts = True
+    except argparse.ArgumentTypeError:
+        cli_accepts = False
+    assert python_accepts == cli_accepts == (delta >= 2.2250738585072014e-308)

@@ -96,14 +96,20 @@ def test_a_far_tail_leaf_keeps_its_lower_bound(sigma, steps, delta):
 
 def test_subnormal_delta_pld_refused_and_auto_falls_back():
     # δ = 1e-320: the PLD's tail mass 1e-4·δ underflowed to 0 and calibrate / get_epsilon raised
-    # "tail_mass must be in (0, inf); got 0.0", naming an argument the caller never gave
+    # "tail_mass must be in (0, inf); got 0.0", naming an argument the caller never gave. A subnormal δ is now
+    # refused on every route naming delta (dpcore._validation.check_delta); the PLD's own limit (its tail mass a
+    # normal float) still binds for the normal δ below 2.225e-304, where auto falls back to RDP.
     from dpcore import calibrate_noise_multiplier, get_epsilon
     from dpcore.events import UnsupportedEventError
     run = SelfComposedEvent(PoissonSampledEvent(GaussianEvent(1.0), 0.01), 100)
-    with pytest.raises(UnsupportedEventError, match=r"needs delta >= 2\.225e-304 .*got delta=1e-320"):
-        pld_epsilon(run, 1e-320)
-    auto = get_epsilon(run, 1e-320)
-    assert auto.accountant == "rdp" and auto.epsilon == get_epsilon(run, 1e-320, accountant="rdp").epsilon
-    cal = calibrate_noise_multiplier(1.0, 1e-320, sampling_rate=0.01, steps=100)
+    for call in (lambda: pld_epsilon(run, 1e-320), lambda: get_epsilon(run, 1e-320),
+                 lambda: calibrate_noise_multiplier(1.0, 1e-320, sampling_rate=0.01, steps=100)):
+        with pytest.raises(ValueError, match=r"delta must be in \(0, 1\) and at least 2\.2250738585072014e-308"):
+            call()
+    with pytest.raises(UnsupportedEventError, match=r"needs delta >= 2\.225e-304 .*got delta=1e-306"):
+        pld_epsilon(run, 1e-306)
+    auto = get_epsilon(run, 1e-306)
+    assert auto.accountant == "rdp" and auto.epsilon == get_epsilon(run, 1e-306, accountant="rdp").epsilon
+    cal = calibrate_noise_multiplier(1.0, 1e-306, sampling_rate=0.01, steps=100)
     assert cal.privacy.epsilon <= 1.0 and get_epsilon(
-        SelfComposedEvent(PoissonSampledEvent(GaussianEvent(cal.value), 0.01), 100), 1e-320, accountant="rdp").epsilon <= 1.0
+        SelfComposedEvent(PoissonSampledEvent(GaussianEvent(cal.value), 0.01), 100), 1e-306, accountant="rdp").epsilon <= 1.0
