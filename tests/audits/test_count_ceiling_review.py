@@ -184,3 +184,40 @@ def test_the_family_claims_contain_the_exact_gdp_claims_and_their_eps_is_below_t
         x = np.geomspace(1e-12, 0.999, 400)
         assert np.all(curve.tpr(x) >= special.ndtr(special.ndtri(x) + s / sigma) - 1e-12)
         assert family.epsilon_lower(s, 1e-5) <= dpcore.analytic_gaussian_epsilon(sigma / s, 1e-5) * (1 + 1e-9)
+
+
+def test_the_release_never_beats_the_lp_bound_and_a_larger_claim_admits_a_stronger_release():
+    """Two codes that must agree: the LP of audits.fdp_one_run_lp (its dual-certified bound, on the estimator's
+    certified claim E(s) ⊇ exact μ-GDP) bounds the tail of every release within the claim, so the strongest count
+    release's tail must stay below it — and not far below (the release is the LP's worst case up to its
+    relaxations). The ceiling's bisection needs a larger μ to admit a stronger release."""
+    from audits.fdp_one_run_lp import lp_tail_bound
+
+    sigma = dpcore.analytic_gaussian_sigma(2.0, 1e-5, 1.0)
+    family = CurveFamily(dpcore.GaussianEvent(sigma))
+    m, k, c = 2000, 200, 160
+    bound = lp_tail_bound(family(0.85), m, k, c)
+    tails = [strongest_count_release(s / sigma, m, k, c, guessing="any").tail(c, "any") for s in (0.8, 0.85, 0.9)]
+    assert tails[1] <= bound
+    assert tails[1] >= 0.8 * bound  # measured 0.0566 against 0.0655
+    assert tails[0] < tails[1] < tails[2]
+
+
+def test_the_per_run_ceiling_binds_only_tests_whose_rejection_region_is_an_upper_set():
+    """A counterexample to "no valid analysis of the count rejects μ_c on c right guesses" read literally: at the
+    estimator's E(0.85) for ε = 2 (m = 2000, k = 200) the strongest count release reaches C ≥ 160 w.p. ≥ 5 %, yet
+    the test "reject iff C ∈ {160, 161}" is valid at 5 % (the LP's certified bound on P[C ∈ {160, 161}] over every
+    release within the claim is 0.033) and rejects on 160. The ceiling holds for regions {C ≥ c*} (every
+    published analysis); a median statement needs a power bound instead (Neyman–Pearson against the release)."""
+    from audits import fdp_one_run_lp as lp
+
+    sigma = dpcore.analytic_gaussian_sigma(2.0, 1e-5, 1.0)
+    curve = CurveFamily(dpcore.GaussianEvent(sigma))(0.85)
+    m, k, c = 2000, 200, 160
+    assert strongest_count_release(0.85 / sigma, m, k, c, guessing="any").tail(c, "any") >= 0.05
+    gammas = lp._gammas(curve)
+    s = np.arange(k)
+    gain = np.zeros(k + 1)
+    gain[[c, c + 1]] = 1.0
+    bound, _ = lp._profile_lp(m, s + 1, s, s + 1.0, k - s * 1.0, gain, gammas, lp._profile(curve, gammas))
+    assert bound < 0.05
