@@ -34,7 +34,10 @@ privacy profile has an exact closed form (class docstring; checked against a bru
 tests/audits/test_fdp_one_run_count_ceiling.py) which for p free is the LP's constraint itself, so the
 strongest such release (:func:`strongest_count_release`, a linear program) is the LP's worst case up to
 the LP's relaxations. If it reaches the observed count with probability ≥ α, no analysis of the count can
-reject the claim on it; the least such claim, by bisection, bounds what any of them reaches on that run.
+reject the claim on it by rejecting large counts (as they all do); the least such claim, by bisection,
+bounds what any of them reaches on that run. For tests of any shape :func:`count_test_power_bound` gives the
+Neyman–Pearson bound on their power against the audited mechanism: below ½ at a claim, no test of the count
+rejects it in most runs.
 Against the estimator's rule (k − k//2 highest "in", k//2 lowest "out") the release loses the guesses
 that fall on the wrong half (:func:`_seen_tail`), so its bound is looser (``guessing="halves"``) than for
 analyses that hold whatever the rule (``guessing="any"``).
@@ -51,7 +54,7 @@ import numpy as np
 from scipy import optimize, sparse, special, stats
 
 __all__ = ["FlagRelease", "gaussian_profile", "strongest_release", "any_audit_ceiling", "CountRelease",
-           "strongest_count_release", "count_audit_ceiling"]
+           "strongest_count_release", "count_audit_ceiling", "count_test_power_bound"]
 
 #: log γ ≥ 0 of the grid on which a release's profile is compared with the claim's (both curves are
 #: symmetric, so γ < 1 follows from β(γ) = 1 − γ + γβ(1/γ))
@@ -187,6 +190,9 @@ _COUNT_LP_LOG_GAMMA = np.linspace(0.0, 8.0, 161)
 _CAP_LEVEL = 1e-5
 #: guessing rules of :meth:`CountRelease.tail`
 GUESSING_RULES = ("halves", "any")
+#: most guesses :func:`strongest_count_release` takes: 2^-k, the end values of the silent release, stays a normal
+#: float64 (at k ≈ 1080 it underflows to 0 next to positive values, and no release passes the ratio check)
+MAX_GUESSES = 1000
 
 
 def _tangent_bound(mu: float, log_gamma: np.ndarray) -> np.ndarray:
@@ -289,6 +295,9 @@ class CountRelease:
         al.'s, Mahloujifar et al.'s, :mod:`audits.fdp_one_run_lp`: they see only k and C) has to respect."""
         if guessing not in GUESSING_RULES:
             raise ValueError(f"guessing must be one of {GUESSING_RULES}, got {guessing!r}")
+        if guessing == "halves" and self.canaries - self.marked < self.marked - self.marked // 2:
+            raise ValueError("the halves rule's tail needs canaries - marked >= marked - marked // 2 unmarked canaries "
+                             f"to fill a short half (got canaries={self.canaries}, marked={self.marked})")
         if guessing == "any":
             seen = (np.arange(self.marked + 1) >= int(correct)).astype(float)
         else:
@@ -361,6 +370,11 @@ def strongest_count_release(mu_claim: float, canaries: int, guesses: int, correc
     if guessing not in GUESSING_RULES:
         raise ValueError(f"guessing must be one of {GUESSING_RULES}, got {guessing!r}")
     m, k, c = int(canaries), int(guesses), int(correct)
+    if not 1 <= k <= MAX_GUESSES:
+        raise ValueError(f"guesses must be in [1, {MAX_GUESSES}] (the count distribution is held in float64, whose "
+                         f"Binomial(k, 1/2) end values underflow beyond it), got {guesses!r}")
+    if guessing == "halves" and m - k < k - k // 2:
+        raise ValueError(f"the halves rule needs canaries - guesses >= guesses - guesses // 2 (got {m}, {k})")
     lg = _COUNT_LP_LOG_GAMMA
     bound = m * _tangent_bound(mu_claim, lg)
     used = max(1, int(np.count_nonzero(m * gaussian_profile(mu_claim, lg[1:]) >= _CAP_LEVEL)))
@@ -402,8 +416,11 @@ def strongest_count_release(mu_claim: float, canaries: int, guesses: int, correc
 def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, alpha: float = 0.05,
                         tolerance: float = 1e-3, guessing: str = "halves") -> Tuple[float, CountRelease]:
     """(μ_c, R): a release R within μ_c-GDP with P[C ≥ ``correct``] ≥ ``alpha`` for an auditor with k =
-    ``guesses`` guesses, so no valid analysis of the count rejects a claim of μ_c-GDP (or any weaker claim) at
-    level ``alpha`` on ``correct`` right guesses:
+    ``guesses`` guesses, so no valid test of the count that rejects on many right guesses — a rejection region
+    {C ≥ c*}, as every published analysis and ours — rejects a claim of μ_c-GDP (or any weaker claim) at level
+    ``alpha`` on ``correct`` right guesses. (A test of another shape can: "reject iff C ∈ {160, 161}" can be valid
+    where the ceiling is below 160 — tests/audits/test_count_ceiling_review.py; for tests of any shape,
+    :func:`count_test_power_bound` bounds the power instead.) Which analyses:
 
     - ``guessing="halves"``: no analysis at all of the count of the estimator's own rule (its k − k//2
       highest scores "in", its k//2 lowest "out");
@@ -459,3 +476,51 @@ def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, al
         else:
             lo = mid
     return hi, found
+
+
+def count_test_power_bound(release: CountRelease, observed: np.ndarray, alpha: float = 0.05,
+                           guessing: str = "halves") -> float:
+    """Largest power, against the audited mechanism, of *any* level-``alpha`` test of the count that is valid for a
+    claim ``release`` is within — whatever its rejection region, randomised or not.
+
+    A valid test has level ≤ α under every release within the claim, so under ``release``; by the Neyman–Pearson
+    lemma no such test has more power against the mechanism than the likelihood-ratio test of ``release``'s count
+    distribution q against the mechanism's g, at level α under q. g is the empirical distribution of ``observed``
+    (right-guess counts of independent runs of the mechanism at the same k and rule), so the bound is an estimate
+    with its Monte Carlo error (about √(p(1 − p)/runs)); q comes from :meth:`CountRelease.tail` (its left-out mass
+    is below 1e-15). Where this power is below ½, no test of the count rejects the claim in most runs: no
+    analysis of the count, of any form, has a median ε_lb above that claim's.
+
+    Parameters
+    ----------
+    release : CountRelease
+        A release within the claim.
+    observed : array of int
+        Counts of right guesses on independent runs of the audited mechanism (k = ``release.marked`` guesses).
+    alpha : float
+        Level, in (0, 1).
+    guessing : {"halves", "any"}
+        The auditor's rule (:meth:`CountRelease.tail`).
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    k = release.marked
+    counts = np.asarray(observed)
+    if counts.ndim != 1 or counts.size == 0 or np.any((counts < 0) | (counts > k)):
+        raise ValueError(f"observed must be a non-empty 1-d array of counts in [0, {k}]")
+    tails = np.array([release.tail(c, guessing) for c in range(k + 2)])
+    null = np.maximum(tails[:-1] - tails[1:], 0.0)
+    alt = np.bincount(counts.astype(np.int64), minlength=k + 1) / counts.size
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(null > 0, alt / np.where(null > 0, null, 1.0), np.where(alt > 0, np.inf, 0.0))
+    power, level = 0.0, 0.0
+    for c in np.argsort(-ratio, kind="stable"):
+        if alt[c] == 0.0:
+            break
+        if level + null[c] <= alpha:
+            level += null[c]
+            power += alt[c]
+        else:  # the boundary count, rejected with the probability that fills the level
+            power += alt[c] * (alpha - level) / null[c]
+            break
+    return float(min(power, 1.0))

@@ -53,7 +53,11 @@ of every analysis that sees only (k, C) (Steinke et al.'s, the recursion, the LP
 (``guessing="halves"``); at m = 2·10⁴ and ε ∈ {2, 4} (``--seeds``, default 0–9), next to Steinke's estimator
 and the recursion on the same canaries. With ``--ceiling-guesses K … [--ceiling-eps E] [--ceiling-rule
 halves|any]``: the median over the seeds of one ceiling at each fixed k (no data-independent k does better
-than the largest).
+than the largest). With ``--ceiling-population N``: the goal from Steinke's median over N seeds, both ceilings at
+the estimator's upper-median count over them, and, at the goal's claim, the most power any level-5 % test of the
+count — of any form — can have against the mechanism (Neyman–Pearson against the strongest count release;
+:func:`audits.fdp_one_run_adversary.count_test_power_bound`, 2000 fresh runs): below ½, no test of the count
+rejects the goal's claim in most runs.
 
 ``--false-alarms N``: a Gaussian release exactly at its claim audited with N seeds by the f-DP
 one-run test (ε ∈ {1, 2, 4}, m = 2·10⁴: the claim's verdict only, with the data-independent k; the
@@ -356,6 +360,45 @@ def count_ceiling_table(seeds) -> None:
     _one_run_seed_table(seeds, "ceiling: analyses of (k, C) | ceiling: any analysis of this count", ceilings)
 
 
+def count_ceiling_population(count: int, runs: int = 2000) -> None:
+    """The count ceilings at the population level (module docstring): the goal from Steinke's median over ``count``
+    seeds, the ceilings at the upper-median count of the estimator (every ceiling is monotone in the count, so no
+    analysis's median ε_lb over the seeds exceeds it), and the power bound of any test of the count at the goal's
+    claim (``runs`` fresh runs of the mechanism)."""
+    import dpcore
+    from scipy import optimize
+
+    from audits.fdp_claim import CurveFamily
+    from audits.fdp_one_run import _choose_guesses
+    from audits.fdp_one_run_adversary import count_audit_ceiling, count_test_power_bound, strongest_count_release
+    from audits.statistics import _guess_counts, one_run_estimate
+
+    delta, alpha, m = 1e-5, 0.05, 20_000
+    print(f"| eps | k | Steinke median ({count} seeds) | goal (1.5x) | upper-median count | ceiling: analyses of (k, C) "
+          f"| ceiling: any analysis of this count | power bound at the goal, (k, C) / halves rule ({runs} runs) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for eps in (2.0, 4.0):
+        sigma = dpcore.analytic_gaussian_sigma(eps, delta, 1.0)
+        k = _choose_guesses(CurveFamily(dpcore.GaussianEvent(sigma)), m, alpha)
+        steinke, counts = [], []
+        for seed in range(count):
+            included, scores = _canaries(sigma, m, seed)
+            steinke.append(one_run_estimate(included, scores, delta).eps_lower)
+            counts.append(_guess_counts(included, scores, k)[0])
+        goal = 1.5 * float(np.median(steinke))
+        c_med = int(np.sort(counts)[count // 2])
+        ceilings = [dpcore.analytic_gaussian_epsilon(
+            1.0 / count_audit_ceiling(1.0 / sigma, m, k, c_med, alpha, tolerance=1e-3, guessing=rule)[0], delta)
+            for rule in ("any", "halves")]
+        mu_goal = optimize.brentq(lambda mu: dpcore.analytic_gaussian_epsilon(1.0 / mu, delta) - goal,
+                                  1e-3 / sigma, 1.0 / sigma)
+        fresh = np.array([_guess_counts(*_canaries(sigma, m, 10_000 + r), k)[0] for r in range(runs)])
+        powers = [count_test_power_bound(strongest_count_release(mu_goal, m, k, c_med, rule), fresh, alpha, rule)
+                  for rule in ("any", "halves")]
+        print(f"| {eps:g} | {k} | {np.median(steinke):.3f} | {goal:.3f} | {c_med} | {ceilings[0]:.3f} | {ceilings[1]:.3f} "
+              f"| {powers[0]:.3f} / {powers[1]:.3f} |", flush=True)
+
+
 def count_ceiling_by_guesses(seeds, guesses, eps: float, guessing: str) -> None:
     """Median over the seeds of the ceiling of the analyses of the count (``guessing``: "halves", any analysis of
     the estimator's count; "any", the analyses that see only (k, C)) at each fixed k: no data-independent choice
@@ -432,6 +475,8 @@ def main() -> None:
                              "eps 2 takes minutes; elsewhere only its p-value at the goal)")
     parser.add_argument("--one-run-ceiling", action="store_true", help="ceiling of any valid one-run audit")
     parser.add_argument("--count-ceiling", action="store_true", help="ceiling of any analysis of the one-run count")
+    parser.add_argument("--ceiling-population", type=int, default=None, metavar="N",
+                        help="with --count-ceiling: the ceilings and power bounds at the population level over N seeds")
     parser.add_argument("--ceiling-guesses", type=int, nargs="+", default=None, metavar="K",
                         help="with --count-ceiling: the ceiling at each of these fixed k instead")
     parser.add_argument("--ceiling-eps", type=float, default=2.0, help="claimed epsilon of --ceiling-guesses")
@@ -450,6 +495,9 @@ def main() -> None:
         one_run_tiers_table(args.seeds if args.seeds != list(range(10)) else list(range(5)), args.tier_claims,
                             args.tier_eps)
         tier_lift_check()
+        return
+    if args.count_ceiling and args.ceiling_population:
+        count_ceiling_population(args.ceiling_population)
         return
     if args.count_ceiling and args.ceiling_guesses:
         count_ceiling_by_guesses(args.seeds, args.ceiling_guesses, args.ceiling_eps, args.ceiling_rule)

@@ -160,17 +160,19 @@ def test_halves_tail_is_a_lower_bound_for_odd_k():
         assert abs(observed - expected) <= 4 * se + 1e-3
 
 
-@pytest.mark.xfail(strict=True, reason="review: _seen_tail assumes m - k >= |N - (k - k//2)| unmarked canaries to "
-                   "fill the short half; with m < 2k the auditor fills it with marked canaries of the other side, "
-                   "each wrong exactly when it is right for the release, so tail('halves') overstates P[C >= c]")
-def test_halves_tail_is_a_lower_bound_when_the_marked_canaries_fill_a_half():
+def test_halves_tail_refuses_a_run_whose_short_half_marked_canaries_would_fill():
     """m = k = 2, every marked canary right (C′ = 2): the auditor guesses its top score "in" and its bottom one
     "out"; when both marked canaries sit on one side (probability ½) one guess is wrong, so P[C ≥ 2] = ½
-    exactly — the bound says ¾."""
+    exactly, where the coin-flip model of _seen_tail says ¾ (review finding). With too few unmarked canaries to
+    fill a short half the halves tail is refused; the "any" rule's tail is still exact."""
     release = CountRelease(2, 2, (0.0, 0.0, 1.0))
     observed = _halves_tail_simulated(release, 2, 4000, seed=0)
     assert abs(observed - 0.5) < 0.04  # the real tail (exact value ½; 4000 runs: s.e. 0.008)
-    assert release.tail(2) <= observed + 0.04
+    with pytest.raises(ValueError, match="halves"):
+        release.tail(2)
+    with pytest.raises(ValueError, match="halves"):
+        strongest_count_release(0.5, 2, 2, 2)
+    assert release.tail(2, "any") == pytest.approx(1.0)
 
 
 def test_the_family_claims_contain_the_exact_gdp_claims_and_their_eps_is_below_the_analytic_one():
@@ -223,14 +225,13 @@ def test_the_per_run_ceiling_binds_only_tests_whose_rejection_region_is_an_upper
     assert bound < 0.05
 
 
-@pytest.mark.xfail(strict=True, reason="review: counts are float64 probabilities; at k >= ~1080 Binomial(k, 1/2)'s "
-                   "end values underflow to 0 next to positive ones, within() then sees an infinite ratio, and "
-                   "strongest_count_release's 'unreachable' RuntimeError is reached (--ceiling-guesses 1200)")
-def test_the_silent_release_is_within_every_claim_at_large_k():
-    """The silent release (Binomial(k, ½) right guesses: every pair equal, profile 0 for γ ≥ 1) is the fallback
-    that makes strongest_count_release total."""
+def test_strongest_count_release_refuses_more_guesses_than_float64_holds():
+    """At k ≈ 1080 Binomial(k, ½)'s end values underflow to 0 next to positive ones and within() refuses even the
+    silent release (review finding): such k is refused up front, naming the argument; k = 1000 still works."""
     from scipy import stats
 
-    k = 1100
+    with pytest.raises(ValueError, match="guesses must be in"):
+        strongest_count_release(0.5, 20_000, 1100, 900, "any")
+    k = 1000
     silent = stats.binom.pmf(np.arange(k + 1), k, 0.5)
     assert CountRelease(20_000, k, tuple(silent / math.fsum(silent))).within(0.5)
