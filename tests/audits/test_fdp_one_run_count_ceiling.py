@@ -168,7 +168,7 @@ def test_count_ceiling_of_an_extreme_count_lies_above_the_mechanisms_own_claim()
 @pytest.mark.slow
 def test_count_test_power_bound_is_the_level_on_the_release_and_above_a_valid_tests_power():
     """Neyman–Pearson against the release: on counts drawn from the release itself no test beats its level (power
-    ≈ α, 4 standard errors); on the Gaussian mechanism's counts the bound is at least the power of the LP's
+    ≈ α, 4 standard errors, plus 0.01 for the upward bias of fitting the test to the sample); on the Gaussian mechanism's counts the bound is at least the power of the LP's
     upper-set test at the same claim (a valid test, so its power cannot exceed the bound — a planted check: a
     bound below it would mean a wrong null distribution)."""
     family = CurveFamily(dpcore.GaussianEvent(SIGMA))
@@ -177,8 +177,10 @@ def test_count_test_power_bound_is_the_level_on_the_release_and_above_a_valid_te
     release = strongest_count_release(s / SIGMA, CANARIES, k, c_lp - 8)
     rng = np.random.default_rng(11)
     runs = 1000
-    own = np.array([_guess_counts(*release.sample(rng), k)[0] for _ in range(runs)])
-    assert count_test_power_bound(release, own, 0.05) <= 0.05 + 4 * math.sqrt(0.05 * 0.95 / runs)
+    null = -np.diff([release.tail(c) for c in range(k + 2)])  # the count's law, checked by simulation above
+    own = rng.choice(k + 1, size=20 * runs, p=np.maximum(null, 0.0) / np.maximum(null, 0.0).sum())
+    own_power = count_test_power_bound(release, own, 0.05)
+    assert 0.05 - 0.01 <= own_power <= 0.05 + 4 * math.sqrt(0.05 * 0.95 / own.size) + 0.01  # + overfitting
     gaussian = []
     for _ in range(runs):
         included = rng.random(CANARIES) < 0.5
