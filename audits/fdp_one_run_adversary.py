@@ -48,7 +48,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 from scipy import optimize, sparse, special, stats
@@ -286,49 +286,59 @@ class CountRelease:
         scores[marked] = np.where(looks_in, 3.0, -4.0) + rng.random(k)
         return included, scores
 
-    def tail(self, correct: int, guessing: str = "halves") -> float:
-        """Lower bound on P[C ≥ ``correct``] for an auditor with k = ``marked`` guesses, less 1e-12 for rounding.
+    def tail(self, correct: int, guessing: str = "halves", guesses: Optional[int] = None) -> float:
+        """Lower bound on P[C ≥ ``correct``] for an auditor with k = ``guesses`` guesses (default ``marked``),
+        less 1e-12 for rounding.
 
         ``guessing="halves"``: the estimator's rule (its k − k//2 highest scores "in", its k//2 lowest "out";
-        :func:`_seen_tail`). ``guessing="any"``: an auditor that guesses the sign of its k largest |scores|,
-        which sees C = C′ exactly — the bound that an analysis valid whatever the guessing rule (Steinke et
-        al.'s, Mahloujifar et al.'s, :mod:`audits.fdp_one_run_lp`: they see only k and C) has to respect."""
+        :func:`_seen_tail`; k ≤ ``marked``: marked canaries beyond k are a reserve that fills a short half).
+        ``guessing="any"``: an auditor that guesses the sign of its k = ``marked`` largest |scores|, which sees
+        C = C′ exactly — the bound that an analysis valid whatever the guessing rule (Steinke et al.'s,
+        Mahloujifar et al.'s, :mod:`audits.fdp_one_run_lp`: they see only k and C) has to respect."""
         if guessing not in GUESSING_RULES:
             raise ValueError(f"guessing must be one of {GUESSING_RULES}, got {guessing!r}")
-        if guessing == "halves" and self.canaries - self.marked < self.marked - self.marked // 2:
-            raise ValueError("the halves rule's tail needs canaries - marked >= marked - marked // 2 unmarked canaries "
-                             f"to fill a short half (got canaries={self.canaries}, marked={self.marked})")
+        k = self.marked if guesses is None else int(guesses)
+        if guessing == "any" and k != self.marked:
+            raise ValueError(f"the 'any' rule's auditor guesses on the {self.marked} marked canaries, got guesses={k}")
+        if not 1 <= k <= self.marked:
+            raise ValueError(f"guesses must be in [1, marked = {self.marked}], got {guesses!r}")
+        if guessing == "halves" and self.canaries - self.marked < k - k // 2:
+            raise ValueError("the halves rule's tail needs canaries - marked >= guesses - guesses // 2 unmarked canaries "
+                             f"to fill a short half (got canaries={self.canaries}, marked={self.marked}, guesses={k})")
         if guessing == "any":
             seen = (np.arange(self.marked + 1) >= int(correct)).astype(float)
         else:
-            seen = _seen_tail(self.marked, int(correct))
+            seen = _seen_tail(self.marked, k, int(correct))
         return max(0.0, float(np.asarray(self.counts) @ seen) - 1e-12)
 
 
 @functools.lru_cache(maxsize=64)
-def _seen_tail(k: int, correct: int) -> np.ndarray:
-    """Lower bounds on P[the auditor's count ≥ ``correct`` | C′ = c′], c′ = 0 … k, for a :class:`CountRelease`
-    with k marked canaries and an auditor with k guesses (its k − k//2 highest and k//2 lowest scores,
-    :func:`audits.statistics._guess_counts`).
+def _seen_tail(marked: int, guesses: int, correct: int) -> np.ndarray:
+    """Lower bounds on P[the auditor's count ≥ ``correct`` | C′ = c′], c′ = 0 … k′, for a :class:`CountRelease`
+    with k′ = ``marked`` marked canaries and an auditor with k = ``guesses`` ≤ k′ guesses (its k − k//2 highest and
+    k//2 lowest scores, :func:`audits.statistics._guess_counts`).
 
-    The "in" side holds N ~ Binomial(k, ½) marked canaries (a marked canary's side is its bit's or the
-    other's, its bit uniform). With D = |N − (k − k//2)| the auditor's guesses are k − D marked canaries,
-    picked by the tie-breakers — which do not depend on which marked canaries are right — and D unmarked
-    ones, each right w.p. ½ independently: its count is Hypergeometric(k, c′, k − D) + Binomial(D, ½).
-    Values of D with probability below 1e-15 are left out (hence lower bounds)."""
-    sides = stats.binom.pmf(np.arange(k + 1), k, 0.5)
-    gaps = np.abs(np.arange(k + 1) - (k - k // 2))
-    c_marked = np.arange(k + 1)[:, None]
-    out = np.zeros(k + 1)
-    for gap in np.unique(gaps[sides > 1e-15]):
-        drawn = k - gap
-        j = np.arange(drawn + 1)[None, :]
-        feasible = (j <= c_marked) & (drawn - j <= k - c_marked)
-        log_hyper = (_log_choose(c_marked, np.minimum(j, c_marked)) + _log_choose(k - c_marked, np.clip(drawn - j, 0, k - c_marked))
-                     - _log_choose(k, drawn))
+    The "in" side holds N ~ Binomial(k′, ½) marked canaries (a marked canary's side is its bit's or the other's,
+    its bit uniform). The auditor's "in" guesses take min(N, k − k//2) of them, its "out" guesses min(k′ − N, k//2)
+    of the others — picked by the tie-breakers, which do not depend on which marked canaries are right — and the
+    D guesses left over go to unmarked canaries, each right w.p. ½ independently: given N its count is
+    Hypergeometric(k′, c′, k − D) + Binomial(D, ½). Values of N with probability below 1e-15 are left out (hence
+    lower bounds)."""
+    k_out = guesses // 2
+    k_in = guesses - k_out
+    sides = stats.binom.pmf(np.arange(marked + 1), marked, 0.5)
+    drawn = np.minimum(np.arange(marked + 1), k_in) + np.minimum(marked - np.arange(marked + 1), k_out)
+    c_marked = np.arange(marked + 1)[:, None]
+    out = np.zeros(marked + 1)
+    for picked in np.unique(drawn[sides > 1e-15]):
+        j = np.arange(picked + 1)[None, :]
+        feasible = (j <= c_marked) & (picked - j <= marked - c_marked)
+        log_hyper = (_log_choose(c_marked, np.minimum(j, c_marked))
+                     + _log_choose(marked - c_marked, np.clip(picked - j, 0, marked - c_marked))
+                     - _log_choose(marked, picked))
         hyper = np.where(feasible, np.exp(log_hyper), 0.0)
-        coin_tail = stats.binom.sf(correct - 1 - np.arange(drawn + 1), gap, 0.5)  # P[Binomial(D, ½) ≥ c − j]
-        out += sides[gaps == gap].sum() * (hyper @ coin_tail)
+        coin_tail = stats.binom.sf(correct - 1 - np.arange(picked + 1), guesses - picked, 0.5)  # P[Bin(D, ½) ≥ c − j]
+        out += sides[(drawn == picked) & (sides > 1e-15)].sum() * (hyper @ coin_tail)
     return out
 
 
@@ -351,30 +361,10 @@ def _capped_tails(counts: np.ndarray, cap: float) -> np.ndarray:
     return p / math.fsum(p)
 
 
-def strongest_count_release(mu_claim: float, canaries: int, guesses: int, correct: int,
-                            guessing: str = "halves") -> CountRelease:
-    """The :class:`CountRelease` within ``mu_claim``-GDP (verified by :meth:`CountRelease.within`) that
-    makes the auditor's P[C ≥ ``correct``] largest, for its k = ``guesses`` guesses on ``canaries`` canaries
-    with the ``guessing`` rule of :meth:`CountRelease.tail`.
-
-    A linear program over the distribution of C′ on k marked canaries, its objective the tail of
-    :meth:`CountRelease.tail`: the profile's "right − γ wrong" part (one auxiliary variable per positive part)
-    at each point γ_a of :data:`_COUNT_LP_LOG_GAMMA` against :func:`_tangent_bound`, up to the point γ_cap
-    beyond which m·β(γ) < :data:`_CAP_LEVEL`, and every step's ratio capped at γ_cap both ways so that the
-    profile is 0 beyond it. The solution's tails are then restored to those ratios (:func:`_capped_tails`);
-    the "wrong − γ right" part left out of the rows is counted by the verification. The result is mixed
-    with Binomial(k, ½) — C′ of a release that reveals nothing, profile 0 for γ ≥ 1; the profile is convex
-    in the distribution — until :meth:`CountRelease.within` accepts it. If the solver fails, the silent release
-    is returned (a weaker adversary only raises :func:`count_audit_ceiling`).
-    """
-    if guessing not in GUESSING_RULES:
-        raise ValueError(f"guessing must be one of {GUESSING_RULES}, got {guessing!r}")
-    m, k, c = int(canaries), int(guesses), int(correct)
-    if not 1 <= k <= MAX_GUESSES:
-        raise ValueError(f"guesses must be in [1, {MAX_GUESSES}] (the count distribution is held in float64, whose "
-                         f"Binomial(k, 1/2) end values underflow beyond it), got {guesses!r}")
-    if guessing == "halves" and m - k < k - k // 2:
-        raise ValueError(f"the halves rule needs canaries - guesses >= guesses - guesses // 2 (got {m}, {k})")
+def _strongest_marked(mu_claim: float, m: int, marked: int, seen: np.ndarray) -> Tuple[CountRelease, float]:
+    """The release on ``marked`` = k′ marked canaries within ``mu_claim``-GDP maximising ``seen`` · p (the
+    auditor's tail given C′; :func:`strongest_count_release`), and that tail."""
+    k = marked
     lg = _COUNT_LP_LOG_GAMMA
     bound = m * _tangent_bound(mu_claim, lg)
     used = max(1, int(np.count_nonzero(m * gaussian_profile(mu_claim, lg[1:]) >= _CAP_LEVEL)))
@@ -395,22 +385,62 @@ def strongest_count_release(mu_claim: float, canaries: int, guesses: int, correc
     b_ub = np.concatenate([np.zeros(rows), bound, np.zeros(2 * k)])
     a_eq = sparse.csr_matrix((np.ones(n), (np.zeros(n, dtype=int), np.arange(n))), shape=(1, n + rows))
     objective = np.zeros(n + rows)
-    objective[:n] = -(_seen_tail(k, c) if guessing == "halves" else (np.arange(n) >= c).astype(float))
+    objective[:n] = -seen
     silent = stats.binom.pmf(np.arange(n), k, 0.5)
+    silent_release = CountRelease(m, k, tuple(silent / math.fsum(silent)))
     for method in ("highs-ds", "highs-ipm"):
         res = optimize.linprog(objective, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=(0, None),
                                method=method)
         if res.status == 0:
             break
     else:  # a numerical failure finds no release: the silent one (a ceiling only grows by it)
-        return CountRelease(m, k, tuple(silent / math.fsum(silent)))
+        return silent_release, float(silent_release.counts @ seen)
     counts = _capped_tails(np.maximum(res.x[:n], 0.0), cap)
-    for share in (1.0, 1.0 - 1e-6, 1.0 - 1e-4, 1.0 - 1e-2, 0.9, 0.5, 0.0):
+    for share in (1.0, 1.0 - 1e-6, 1.0 - 1e-4, 1.0 - 1e-2, 0.9, 0.5):
         mixed = share * counts + (1.0 - share) * silent
         release = CountRelease(m, k, tuple(mixed / math.fsum(mixed)))
         if release.within(mu_claim):
-            return release
-    raise RuntimeError("no count release within the claim")  # unreachable: Binomial(k, ½) alone has profile 0
+            return release, float(np.asarray(release.counts) @ seen)
+    return silent_release, float(np.asarray(silent_release.counts) @ seen)
+
+
+def strongest_count_release(mu_claim: float, canaries: int, guesses: int, correct: int,
+                            guessing: str = "halves") -> CountRelease:
+    """The :class:`CountRelease` within ``mu_claim``-GDP (verified by :meth:`CountRelease.within`) that
+    makes the auditor's P[C ≥ ``correct``] largest, for its k = ``guesses`` guesses on ``canaries`` canaries
+    with the ``guessing`` rule of :meth:`CountRelease.tail` (read it with ``tail(correct, guessing, guesses)``).
+
+    A linear program over the distribution of C′ on k′ marked canaries, its objective the tail of
+    :meth:`CountRelease.tail`: the profile's "right − γ wrong" part (one auxiliary variable per positive part)
+    at each point γ_a of :data:`_COUNT_LP_LOG_GAMMA` against :func:`_tangent_bound`, up to the point γ_cap
+    beyond which m·β(γ) < :data:`_CAP_LEVEL`, and every step's ratio capped at γ_cap both ways so that the
+    profile is 0 beyond it. The solution's tails are then restored to those ratios (:func:`_capped_tails`);
+    the "wrong − γ right" part left out of the rows is counted by the verification. The result is mixed
+    with Binomial(k′, ½) — C′ of a release that reveals nothing, profile 0 for γ ≥ 1; the profile is convex
+    in the distribution — until :meth:`CountRelease.within` accepts it; failing that (or if the solver fails)
+    the silent release itself (a weaker adversary only raises :func:`count_audit_ceiling`). k′ = k for the
+    "any" rule; for the halves rule the best of k′ = k + j·⌈√k / 2⌉, j = 0 … 4 (√k / 2 is the spread of the
+    marked canaries' "in" side: the reserve fills a short half with marked canaries instead of coin flips).
+    """
+    if guessing not in GUESSING_RULES:
+        raise ValueError(f"guessing must be one of {GUESSING_RULES}, got {guessing!r}")
+    m, k, c = int(canaries), int(guesses), int(correct)
+    if not 1 <= k <= MAX_GUESSES:
+        raise ValueError(f"guesses must be in [1, {MAX_GUESSES}] (the count distribution is held in float64, whose "
+                         f"Binomial(k, 1/2) end values underflow beyond it), got {guesses!r}")
+    if guessing == "any":
+        return _strongest_marked(mu_claim, m, k, (np.arange(k + 1) >= c).astype(float))[0]
+    if m - k < k - k // 2:
+        raise ValueError(f"the halves rule needs canaries - guesses >= guesses - guesses // 2 (got {m}, {k})")
+    step = math.ceil(math.sqrt(k) / 2.0)
+    best, best_tail = None, -1.0
+    for marked in range(k, k + 5 * step, step):
+        if marked > MAX_GUESSES or m - marked < k - k // 2:
+            break
+        release, tail = _strongest_marked(mu_claim, m, marked, _seen_tail(marked, k, c))
+        if tail > best_tail:
+            best, best_tail = release, tail
+    return best
 
 
 def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, alpha: float = 0.05,
@@ -463,7 +493,7 @@ def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, al
     """
     lo, hi = 0.0, float(mu)
     found = strongest_count_release(hi, canaries, guesses, correct, guessing)
-    while found.tail(correct, guessing) < alpha:  # an extreme count: the ceiling lies above the mechanism's μ
+    while found.tail(correct, guessing, guesses) < alpha:  # an extreme count: the ceiling lies above the mechanism's μ
         if hi >= 16.0 * mu:
             raise ValueError(f"no count release within mu = {hi} reaches P[C >= {correct}] >= {alpha}")
         lo, hi = hi, 2.0 * hi
@@ -471,7 +501,7 @@ def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, al
     while hi - lo > tolerance * mu:
         mid = 0.5 * (lo + hi)
         release = strongest_count_release(mid, canaries, guesses, correct, guessing)
-        if release.tail(correct, guessing) >= alpha:
+        if release.tail(correct, guessing, guesses) >= alpha:
             hi, found = mid, release
         else:
             lo = mid
@@ -479,7 +509,7 @@ def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, al
 
 
 def count_test_power_bound(release: CountRelease, observed: np.ndarray, alpha: float = 0.05,
-                           guessing: str = "halves") -> float:
+                           guessing: str = "halves", guesses: Optional[int] = None) -> float:
     """Largest power, against the audited mechanism, of *any* level-``alpha`` test of the count that is valid for a
     claim ``release`` is within — whatever its rejection region, randomised or not.
 
@@ -488,8 +518,8 @@ def count_test_power_bound(release: CountRelease, observed: np.ndarray, alpha: f
     distribution q against the mechanism's g, at level α under q. g is the empirical distribution of ``observed``
     (right-guess counts of independent runs of the mechanism at the same k and rule), so the bound is an estimate
     with its Monte Carlo error (about √(p(1 − p)/runs)), biased upwards (the test is fitted to the sample:
-    +0.03 at 1000 runs drawn from q itself), which only makes "below ½" harder to show; q comes from :meth:`CountRelease.tail` (its left-out mass
-    is below 1e-15). Where this power is below ½, no test of the count rejects the claim in most runs: no
+    +0.03 at 1000 runs drawn from q itself), which only makes "below ½" harder to show; q comes from
+    :meth:`CountRelease.tail` (its left-out mass is below 1e-15). Where this power is below ½, no test of the count rejects the claim in most runs: no
     analysis of the count, of any form, has a median ε_lb above that claim's.
 
     Parameters
@@ -497,19 +527,21 @@ def count_test_power_bound(release: CountRelease, observed: np.ndarray, alpha: f
     release : CountRelease
         A release within the claim.
     observed : array of int
-        Counts of right guesses on independent runs of the audited mechanism (k = ``release.marked`` guesses).
+        Counts of right guesses on independent runs of the audited mechanism (k = ``guesses`` guesses).
     alpha : float
         Level, in (0, 1).
     guessing : {"halves", "any"}
         The auditor's rule (:meth:`CountRelease.tail`).
+    guesses : int, optional
+        k (default ``release.marked``).
     """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    k = release.marked
+    k = release.marked if guesses is None else int(guesses)
     counts = np.asarray(observed)
     if counts.ndim != 1 or counts.size == 0 or np.any((counts < 0) | (counts > k)):
         raise ValueError(f"observed must be a non-empty 1-d array of counts in [0, {k}]")
-    tails = np.array([release.tail(c, guessing) for c in range(k + 2)])
+    tails = np.array([release.tail(c, guessing, k) for c in range(k + 2)])
     null = np.maximum(tails[:-1] - tails[1:], 0.0)
     alt = np.bincount(counts.astype(np.int64), minlength=k + 1) / counts.size
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -393,7 +393,7 @@ def count_ceiling_population(count: int, runs: int = 2000) -> None:
         mu_goal = optimize.brentq(lambda mu: dpcore.analytic_gaussian_epsilon(1.0 / mu, delta) - goal,
                                   1e-3 / sigma, 1.0 / sigma)
         fresh = np.array([_guess_counts(*_canaries(sigma, m, 10_000 + r), k)[0] for r in range(runs)])
-        powers = [count_test_power_bound(strongest_count_release(mu_goal, m, k, c_med, rule), fresh, alpha, rule)
+        powers = [count_test_power_bound(strongest_count_release(mu_goal, m, k, c_med, rule), fresh, alpha, rule, k)
                   for rule in ("any", "halves")]
         print(f"| {eps:g} | {k} | {np.median(steinke):.3f} | {goal:.3f} | {c_med} | {ceilings[0]:.3f} | {ceilings[1]:.3f} "
               f"| {powers[0]:.3f} / {powers[1]:.3f} |", flush=True)

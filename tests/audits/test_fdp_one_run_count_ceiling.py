@@ -88,6 +88,13 @@ def test_count_release_tail_matches_simulated_runs_of_the_auditor():
             expected = release.tail(c, rule)
             se = math.sqrt(expected * (1.0 - expected) / counts_seen.size)
             assert abs(np.mean(counts_seen >= c) - expected) <= 4.0 * se + 1e-3, (rule, c, expected)
+    # a reserve: 6 more marked canaries fill a short half instead of coin flips (the auditor still guesses on 30)
+    reserve = CountRelease(m, k + 6, tuple(stats.binom.pmf(np.arange(k + 7), k + 6, 0.75)))
+    seen_reserve = np.array([_guess_counts(*reserve.sample(rng), k)[0] for _ in range(3000)])
+    for c in (22, 25):
+        expected = reserve.tail(c, "halves", k)
+        se = math.sqrt(expected * (1.0 - expected) / seen_reserve.size)
+        assert abs(np.mean(seen_reserve >= c) - expected) <= 4.0 * se + 1e-3, ("reserve", c, expected)
     # the auditor's forced half/half split costs the release right guesses: the plain tail of C′ is higher
     plain = float(counts[22:].sum() / counts.sum())
     assert release.tail(22) < plain - 4.0 * math.sqrt(plain * (1 - plain) / seen.size)
@@ -101,8 +108,9 @@ def test_strongest_count_release_is_within_its_claim_and_tight():
     assert not release.within(0.97 * mu)  # tight: a slightly stronger claim refuses it
     log_gamma = np.linspace(0.0, 6.0, 601)
     assert np.all(release.profile(log_gamma) <= gaussian_profile(mu, log_gamma))
-    assert release.tail(175) > 0.0
-    assert strongest_count_release(mu, CANARIES, k, 175, guessing="any").tail(175, "any") > release.tail(175)
+    assert release.tail(175, guesses=k) > 0.0
+    strongest_any = strongest_count_release(mu, CANARIES, k, 175, guessing="any")
+    assert strongest_any.tail(175, "any") > release.tail(175, guesses=k)
     with pytest.raises(ValueError, match="guessing"):
         release.tail(175, "bogus")
 
@@ -118,13 +126,13 @@ def test_valid_analyses_stay_below_the_count_ceiling_and_an_invalid_one_is_caugh
     c_lp = lp_least_rejected_count(family(s), CANARIES, k, 0.05)
     assert c_lp <= k
     valid = strongest_count_release(s / SIGMA, CANARIES, k, c_lp)
-    assert valid.tail(c_lp) < 0.05
+    assert valid.tail(c_lp, guesses=k) < 0.05
     precision = _predicted_correct(family(s), k / CANARIES, k) / k
     c_independent = int(stats.binom.isf(0.05, k, precision)) + 1  # least c with P[Bin ≥ c] < 0.05
     assert stats.binom.sf(c_independent - 1, k, precision) < 0.05
     assert c_independent < c_lp
     attack = strongest_count_release(s / SIGMA, CANARIES, k, c_independent)
-    assert attack.tail(c_independent) > 0.05
+    assert attack.tail(c_independent, guesses=k) > 0.05
 
 
 @pytest.mark.slow
@@ -139,7 +147,7 @@ def test_count_ceiling_bounds_the_lp_estimate():
     scores = rng.normal(included.astype(float), SIGMA)
     lp = fdp_one_run_estimate(included, scores, family, DELTA, guesses=k, analysis="lp")
     mu_c, release = count_audit_ceiling(1.0 / SIGMA, CANARIES, k, lp.details["correct"], tolerance=1e-2)
-    assert release.within(mu_c) and release.tail(lp.details["correct"]) >= 0.05
+    assert release.within(mu_c) and release.tail(lp.details["correct"], guesses=k) >= 0.05
     ceiling = dpcore.analytic_gaussian_epsilon(1.0 / mu_c, DELTA)
     assert lp.eps_lower <= ceiling, (lp.eps_lower, ceiling)  # no slack: both ends are bracketed the safe way
 
@@ -168,7 +176,8 @@ def test_count_ceiling_of_an_extreme_count_lies_above_the_mechanisms_own_claim()
 @pytest.mark.slow
 def test_count_test_power_bound_is_the_level_on_the_release_and_above_a_valid_tests_power():
     """Neyman–Pearson against the release: on counts drawn from the release itself no test beats its level (power
-    ≈ α, 4 standard errors, plus 0.01 for the upward bias of fitting the test to the sample); on the Gaussian mechanism's counts the bound is at least the power of the LP's
+    ≈ α, 4 standard errors, plus 0.01 for the upward bias of fitting the test to the sample); on the Gaussian
+    mechanism's counts the bound is at least the power of the LP's
     upper-set test at the same claim (a valid test, so its power cannot exceed the bound — a planted check: a
     bound below it would mean a wrong null distribution)."""
     family = CurveFamily(dpcore.GaussianEvent(SIGMA))
@@ -177,16 +186,16 @@ def test_count_test_power_bound_is_the_level_on_the_release_and_above_a_valid_te
     release = strongest_count_release(s / SIGMA, CANARIES, k, c_lp - 8)
     rng = np.random.default_rng(11)
     runs = 1000
-    null = -np.diff([release.tail(c) for c in range(k + 2)])  # the count's law, checked by simulation above
+    null = -np.diff([release.tail(c, guesses=k) for c in range(k + 2)])  # the count's law, checked by simulation above
     own = rng.choice(k + 1, size=20 * runs, p=np.maximum(null, 0.0) / np.maximum(null, 0.0).sum())
-    own_power = count_test_power_bound(release, own, 0.05)
+    own_power = count_test_power_bound(release, own, 0.05, guesses=k)
     assert 0.05 - 0.01 <= own_power <= 0.05 + 4 * math.sqrt(0.05 * 0.95 / own.size) + 0.01  # + overfitting
     gaussian = []
     for _ in range(runs):
         included = rng.random(CANARIES) < 0.5
         gaussian.append(_guess_counts(included, rng.normal(included.astype(float), SIGMA), k)[0])
     gaussian = np.array(gaussian)
-    bound = count_test_power_bound(release, gaussian, 0.05)
+    bound = count_test_power_bound(release, gaussian, 0.05, guesses=k)
     assert np.mean(gaussian >= c_lp) <= bound < 1.0
     with pytest.raises(ValueError, match="observed"):
-        count_test_power_bound(release, np.array([k + 1]))
+        count_test_power_bound(release, np.array([k + 1]), guesses=k)
