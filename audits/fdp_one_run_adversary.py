@@ -38,9 +38,10 @@ reject the claim on it by rejecting large counts (as they all do); the least suc
 bounds what any of them reaches on that run. For tests of any shape :func:`count_test_power_bound` gives the
 Neyman–Pearson bound on their power against the audited mechanism: below ½ at a claim, no test of the count
 rejects it in most runs.
-Against the estimator's rule (k − k//2 highest "in", k//2 lowest "out") the release loses the guesses
-that fall on the wrong half (:func:`_seen_tail`), so its bound is looser (``guessing="halves"``) than for
-analyses that hold whatever the rule (``guessing="any"``).
+Against the estimator's rule (k − k//2 highest "in", k//2 lowest "out") the release cannot choose how many
+of its marked canaries land on each half; a reserve of extra marked canaries fills a short half, the rest
+of the shortfall is filled with coin flips (:func:`_seen_tail`), so its bound is looser
+(``guessing="halves"``) than for analyses that hold whatever the rule (``guessing="any"``).
 """
 
 from __future__ import annotations
@@ -456,8 +457,8 @@ def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, al
       highest scores "in", its k//2 lowest "out");
     - ``guessing="any"``: no analysis that holds whatever the guessing rule, i.e. one that sees only k and C —
       Steinke et al.'s binomial, Mahloujifar et al.'s recursion, the LP of :mod:`audits.fdp_one_run_lp` (R is
-      then the LP's own worst case, up to its relaxations). A lower ceiling: the halves rule costs R right
-      guesses (:func:`_seen_tail`), which only an analysis that uses the rule could exploit.
+      then the LP's own worst case, up to its relaxations). A lower ceiling: the halves rule costs R reserve
+      canaries or coin-flip guesses (:func:`_seen_tail`), which only an analysis that uses the rule could exploit.
 
     **Why.** A test of the count with rejection region {C ≥ c*} is valid for a claim only if every release
     within the claim has P[C ≥ c*] ≤ α; if it rejected at ``correct`` (c* ≤ ``correct``), R — within the claim
