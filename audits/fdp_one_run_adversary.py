@@ -215,7 +215,7 @@ class CountRelease:
 
     One run draws C′ = c′ with probability ``counts[c′]``, a uniformly random set G of ``marked`` = k′
     canaries and a uniformly random subset R ⊆ G of c′ of them; a canary of R scores on its own bit's side
-    ([3, 4) if included, (−4, −3] if not), one of G \\ R on the other side, and any other canary in (−1, 1)
+    ([3, 4) if included, [−4, −3) if not), one of G \\ R on the other side, and any other canary in (−1, 1)
     (positions within the ranges are uniform tie-breakers). Nothing depends on the bits but the sides, so
     negating a canary's score and flipping its bit is a symmetry, and the privacy profile of canary j
     given the others is the same for every value of the others' bits; counting the outcomes,
@@ -467,7 +467,8 @@ def count_audit_ceiling(mu: float, canaries: int, guesses: int, correct: int, al
     allows. Bisection in μ_c ∈ (0, ``mu``] (a larger claim admits every smaller one's releases) to
     ``tolerance``·``mu`` (doubling the upper end first while even it admits no such R, up to 16·``mu``: an
     extreme count can be one that valid analyses reject even at the mechanism's own claim); μ_c is the end where
-    R was found, so the bound holds as stated.
+    R was found, so the bound holds as stated. For the halves rule R may mark more canaries than k (a reserve):
+    read its tail with ``R.tail(correct, guessing, guesses)``.
 
     Parameters
     ----------
